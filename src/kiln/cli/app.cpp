@@ -1,0 +1,34 @@
+#include "kiln/cli/app.h"
+
+#include <fmt/core.h>
+
+#include <exception>
+
+namespace kiln::cli {
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: continuous integration on real GPU hardware"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "kiln 0.1.0");
+  int exit_code = 0;
+  add_hipcheck_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Bad arguments are bad input: one line, exit code 2.
+    fmt::print(stderr, "kiln: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kiln: internal error: {}\n", e.what());
+    return 3;
+  }
+  return exit_code;
+}
+
+}  // namespace kiln::cli

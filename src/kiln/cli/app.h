@@ -1,0 +1,16 @@
+#pragma once
+// The kiln command line: one file per subcommand, each adding itself to the CLI11 app.
+
+#include <CLI/CLI.hpp>
+
+namespace kiln::cli {
+
+// Runs the kiln binary. Exit codes (DESIGN.md): 0 success; 1 a job, gate or check failed;
+// 2 bad input; 3 internal error.
+int main(int argc, char** argv);
+
+// Each subcommand file defines one adder. The subcommand's callback stores its exit code in
+// `exit_code`; the adder keeps whatever options it needs alive in static or heap storage.
+void add_hipcheck_command(CLI::App& app, int& exit_code);
+
+}  // namespace kiln::cli

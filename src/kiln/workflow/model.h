@@ -1,0 +1,150 @@
+#pragma once
+// The typed model of a GitHub Actions workflow file, as loaded by loader.h. Every value that a
+// diagnostic may need to point at keeps its source location. Values that may hold `${{ }}`
+// expressions stay text here; the engine evaluates them when their contexts exist.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/result.h"
+
+namespace kiln::workflow {
+
+// A scalar as written in the file, with where it was written.
+struct Text {
+  std::string value;
+  SourceLocation where;
+};
+
+// Ordered key/value pairs (env, with, outputs): file order is kept, keys are unique.
+using TextMap = std::vector<std::pair<std::string, Text>>;
+
+// on.<event>: the filters of push / pull_request / pull_request_target.
+// An absent list (nullopt) means "no filter of this kind".
+struct EventFilter {
+  std::optional<std::vector<Text>> branches, branches_ignore, tags, tags_ignore, paths,
+      paths_ignore;
+  std::vector<Text> types;  // pull_request activity types (opened, synchronize, ...)
+};
+
+// on.workflow_dispatch.inputs.<name> (and, later, on.workflow_call.inputs).
+struct InputSpec {
+  std::string name;
+  std::string description;
+  std::string type = "string";  // string | boolean | number | choice | environment
+  bool required = false;
+  std::optional<Text> default_value;
+  std::vector<std::string> options;  // for choice
+  SourceLocation where;
+};
+
+struct Trigger {
+  std::string event;  // push, pull_request, pull_request_target, workflow_dispatch, schedule, ...
+  EventFilter filter;
+  std::vector<InputSpec> inputs;  // workflow_dispatch
+  std::vector<Text> cron;         // schedule: validated five-field cron expressions
+  SourceLocation where;
+};
+
+struct Concurrency {
+  Text group;                     // may hold expressions
+  std::optional<Text> cancel_in_progress;  // "true", "false" or an expression
+  SourceLocation where;
+};
+
+struct RunDefaults {
+  std::optional<Text> shell;
+  std::optional<Text> working_directory;
+};
+
+struct Credentials {
+  Text username, password;
+};
+
+// jobs.<id>.container and jobs.<id>.services.<name>.
+struct Container {
+  Text image;
+  std::optional<Text> options;
+  TextMap env;
+  std::vector<Text> ports;
+  std::vector<Text> volumes;
+  std::optional<Credentials> credentials;
+  SourceLocation where;
+};
+
+struct Step {
+  int index = 0;  // 0-based position in the job
+  std::optional<Text> id;
+  std::optional<Text> name;
+  std::optional<Text> if_condition;
+  std::optional<Text> run;
+  std::optional<Text> uses;
+  TextMap with;
+  TextMap env;
+  std::optional<Text> shell;
+  std::optional<Text> working_directory;
+  std::optional<Text> continue_on_error;  // "true", "false" or an expression
+  std::optional<Text> timeout_minutes;    // a number or an expression
+  SourceLocation where;
+};
+
+struct Strategy {
+  // The matrix as written: an object whose values are lists (or expressions), plus include and
+  // exclude; or, when the whole matrix is one `${{ }}` expression, a JSON string holding it.
+  // ordered_json keeps the file's key order, which decides the order of combinations.
+  std::optional<nlohmann::ordered_json> matrix;
+  SourceLocation matrix_where;
+  std::optional<Text> fail_fast;     // default true
+  std::optional<Text> max_parallel;  // a number or an expression
+  SourceLocation where;
+};
+
+// jobs.<id>.runs-on: a label, a list of labels, or {group, labels}. A label may be an
+// expression (`${{ matrix.os }}`), evaluated per matrix instance.
+struct RunsOn {
+  std::vector<Text> labels;
+  std::optional<Text> group;
+  SourceLocation where;
+};
+
+struct Job {
+  std::string id;
+  SourceLocation where;  // of the job's key
+  std::optional<Text> name;
+  std::vector<Text> needs;
+  std::optional<Text> if_condition;
+  RunsOn runs_on;
+  std::optional<Text> environment;  // accepted; name or {name, url} rendered as text
+  TextMap outputs;
+  TextMap env;
+  RunDefaults defaults;
+  std::optional<Text> timeout_minutes;    // default 360
+  std::optional<Text> continue_on_error;
+  std::optional<Strategy> strategy;
+  std::optional<Concurrency> concurrency;
+  std::optional<Container> container;
+  std::vector<std::pair<std::string, Container>> services;
+  std::vector<Step> steps;
+};
+
+struct Workflow {
+  std::filesystem::path path;  // as given to the loader (used in diagnostics)
+  std::optional<Text> name;    // defaults to the path relative to the repository
+  std::optional<Text> run_name;
+  std::vector<Trigger> on;
+  TextMap env;
+  RunDefaults defaults;
+  std::optional<Concurrency> concurrency;
+  std::vector<Job> jobs;  // file order
+
+  const Job* find_job(std::string_view id) const;
+  const Trigger* find_trigger(std::string_view event) const;
+};
+
+}  // namespace kiln::workflow
