@@ -11,6 +11,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "kiln 0.1.0");
   int exit_code = 0;
+  add_run_command(app, exit_code);
+  add_validate_command(app, exit_code);
+  add_runs_command(app, exit_code);
+  add_logs_command(app, exit_code);
   add_hipcheck_command(app, exit_code);
   try {
     app.parse(argc, argv);

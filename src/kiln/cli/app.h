@@ -11,6 +11,10 @@ int main(int argc, char** argv);
 
 // Each subcommand file defines one adder. The subcommand's callback stores its exit code in
 // `exit_code`; the adder keeps whatever options it needs alive in static or heap storage.
+void add_run_command(CLI::App& app, int& exit_code);
+void add_validate_command(CLI::App& app, int& exit_code);
+void add_runs_command(CLI::App& app, int& exit_code);
+void add_logs_command(CLI::App& app, int& exit_code);
 void add_hipcheck_command(CLI::App& app, int& exit_code);
 
 }  // namespace kiln::cli

@@ -53,7 +53,7 @@ struct Trigger {
 };
 
 struct Concurrency {
-  Text group;                     // may hold expressions
+  Text group;                              // may hold expressions
   std::optional<Text> cancel_in_progress;  // "true", "false" or an expression
   SourceLocation where;
 };
@@ -124,7 +124,7 @@ struct Job {
   TextMap outputs;
   TextMap env;
   RunDefaults defaults;
-  std::optional<Text> timeout_minutes;    // default 360
+  std::optional<Text> timeout_minutes;  // default 360
   std::optional<Text> continue_on_error;
   std::optional<Strategy> strategy;
   std::optional<Concurrency> concurrency;

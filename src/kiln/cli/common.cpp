@@ -1,0 +1,92 @@
+#include "kiln/cli/common.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include <fmt/core.h>
+
+#include "kiln/core/subprocess.h"
+#include "kiln/store/sqlite_store.h"
+
+namespace kiln::cli {
+
+int report_error(const Error& error) {
+  fmt::print(stderr, "kiln: {}\n", error.to_string());
+  return error.exit_code();
+}
+
+std::filesystem::path default_store_path(const std::filesystem::path& directory) {
+  auto top = core::run_command({"git", "rev-parse", "--show-toplevel"}, directory);
+  if (top && top->ok()) {
+    std::string root = top->out;
+    while (!root.empty() && (root.back() == '\n' || root.back() == '\r')) root.pop_back();
+    if (!root.empty()) return std::filesystem::path(root) / ".kiln" / "kiln.db";
+  }
+  return std::filesystem::absolute(directory) / ".kiln" / "kiln.db";
+}
+
+Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesystem::path>& path,
+                                                 const std::filesystem::path& directory) {
+  return store::open_sqlite_store(path ? *path : default_store_path(directory));
+}
+
+Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorCode::invalid_input, "cannot read the file", {path.string()});
+  std::map<std::string, std::string> values;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    line = line.substr(start);
+    if (line.starts_with("export ")) line = line.substr(7);
+    auto eq = line.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return make_error(ErrorCode::invalid_input, "expected KEY=VALUE",
+                        {path.string(), number, 1});
+    std::string key = line.substr(0, eq);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    std::string value = line.substr(eq + 1);
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      std::string raw = value.substr(1, value.size() - 2), decoded;
+      for (size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] == '\\' && i + 1 < raw.size()) {
+          char next = raw[++i];
+          decoded += next == 'n' ? '\n' : next == 't' ? '\t' : next;
+        } else {
+          decoded += raw[i];
+        }
+      }
+      value = decoded;
+    } else if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') {
+      value = value.substr(1, value.size() - 2);
+    }
+    values[key] = value;
+  }
+  return values;
+}
+
+Result<std::pair<std::string, std::string>> split_assignment(const std::string& text,
+                                                             const std::string& option) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{} expects KEY=VALUE, got '{}'", option, text));
+  return std::pair{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::string format_duration(std::chrono::milliseconds duration) {
+  auto ms = duration.count();
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  if (ms < 60'000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000.0);
+  return fmt::format("{}m{:02}s", ms / 60'000, (ms / 1000) % 60);
+}
+
+bool stdout_is_terminal() { return isatty(STDOUT_FILENO) == 1; }
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+
+}  // namespace kiln::cli

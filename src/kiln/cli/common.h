@@ -1,0 +1,39 @@
+#pragma once
+// Helpers shared by the subcommands.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kiln/core/result.h"
+#include "kiln/store/store.h"
+
+namespace kiln::cli {
+
+// Prints an error as one line on stderr ("kiln: FILE:LINE:COL: error: ...") and returns the
+// exit code for it (2 for bad input, 3 for internal errors).
+int report_error(const Error& error);
+
+// The store of the repository at `directory`: --store, else <git top level>/.kiln/kiln.db
+// (else <directory>/.kiln/kiln.db outside a git repository).
+std::filesystem::path default_store_path(const std::filesystem::path& directory);
+Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesystem::path>& path,
+                                                 const std::filesystem::path& directory);
+
+// Reads a dotenv file: KEY=VALUE lines, '#' comments, `export ` prefixes, quoted values
+// ("..." with \n escapes, '...' literal). Errors name FILE:LINE.
+Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::path& path);
+
+// "K=V" → (K, V); errors name the option.
+Result<std::pair<std::string, std::string>> split_assignment(const std::string& text,
+                                                             const std::string& option);
+
+// "1.2s", "3m04s", "250ms".
+std::string format_duration(std::chrono::milliseconds duration);
+
+bool stdout_is_terminal();
+bool stderr_is_terminal();
+
+}  // namespace kiln::cli

@@ -1,0 +1,177 @@
+// kiln run: runs the workflows an event triggers, like a local runner.
+
+#include <csignal>
+#include <cstdio>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "kiln/cli/app.h"
+#include "kiln/cli/common.h"
+#include "kiln/cli/terminal.h"
+#include "kiln/engine/engine.h"
+
+namespace kiln::cli {
+namespace {
+
+struct RunArgs {
+  std::string directory = ".";
+  std::string workflows;
+  std::string event = "push";
+  std::string event_file;
+  std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files;
+  int max_parallel = 0;
+  bool dry_run = false, json = false, verbose = false, keep_workspaces = false;
+  std::string store;
+};
+
+nlohmann::ordered_json to_json(const engine::RunReport& report) {
+  using json = nlohmann::ordered_json;
+  json out = {{"exit_code", report.exit_code()}, {"runs", json::array()}, {"not_triggered", json::array()}};
+  for (const auto& run : report.runs) {
+    json jobs = json::array();
+    for (const auto& job : run.jobs) {
+      json steps = json::array();
+      for (const auto& step : job.steps) {
+        json outputs = json::object();
+        for (const auto& [k, v] : step.outputs) outputs[k] = v;
+        steps.push_back({{"index", step.index},
+                         {"id", step.id ? json(*step.id) : json(nullptr)},
+                         {"name", step.name},
+                         {"outcome", store::to_string(step.outcome)},
+                         {"conclusion", store::to_string(step.conclusion)},
+                         {"exit_code", step.exit_code},
+                         {"duration_ms", step.duration.count()},
+                         {"outputs", outputs}});
+      }
+      json outputs = json::object();
+      for (const auto& [k, v] : job.outputs) outputs[k] = v;
+      jobs.push_back({{"key", job.key},
+                      {"job", job.job_id},
+                      {"name", job.name},
+                      {"conclusion", store::to_string(job.conclusion)},
+                      {"reason", job.reason},
+                      {"order", job.order},
+                      {"duration_ms", job.duration.count()},
+                      {"matrix", job.matrix},
+                      {"labels", job.labels},
+                      {"outputs", outputs},
+                      {"steps", steps}});
+    }
+    out["runs"].push_back({{"id", run.run_id},
+                           {"workflow", run.workflow_path.string()},
+                           {"name", run.workflow_name},
+                           {"conclusion", store::to_string(run.conclusion)},
+                           {"duration_ms", run.duration.count()},
+                           {"jobs", jobs}});
+  }
+  for (const auto& [workflow, reason] : report.not_triggered)
+    out["not_triggered"].push_back({{"workflow", workflow}, {"reason", reason}});
+  return out;
+}
+
+Result<engine::RunOptions> make_options(const RunArgs& args) {
+  engine::RunOptions options;
+  options.repository = args.directory;
+  if (!args.workflows.empty()) options.workflows = args.workflows;
+  options.event_name = args.event;
+  if (!args.event_file.empty()) options.event_file = args.event_file;
+  for (const auto& input : args.inputs) {
+    KILN_TRY(auto kv, split_assignment(input, "--input"));
+    options.inputs[kv.first] = kv.second;
+  }
+  options.job_filter = args.jobs;
+  for (const auto& filter : args.matrix) {
+    KILN_TRY(auto kv, split_assignment(filter, "--matrix"));
+    options.matrix_filter.push_back(kv);
+  }
+  // Secrets: --secret-file, then --secret K=V; `--secret NAME` takes NAME from the environment.
+  for (const auto& file : args.secret_files) {
+    KILN_TRY(auto values, read_dotenv(file));
+    for (auto& [k, v] : values) options.secrets[k] = v;
+  }
+  for (const auto& secret : args.secrets) {
+    if (secret.find('=') == std::string::npos) {
+      const char* value = std::getenv(secret.c_str());
+      if (!value)
+        return make_error(ErrorCode::invalid_input,
+                          fmt::format("--secret {}: no such environment variable", secret));
+      options.secrets[secret] = value;
+      continue;
+    }
+    KILN_TRY(auto kv, split_assignment(secret, "--secret"));
+    options.secrets[kv.first] = kv.second;
+  }
+  for (const auto& file : args.env_files) {
+    KILN_TRY(auto values, read_dotenv(file));
+    for (auto& [k, v] : values) options.extra_env[k] = v;
+  }
+  if (args.max_parallel < 0)
+    return make_error(ErrorCode::invalid_input, "--max-parallel must be at least 1");
+  options.max_parallel = args.max_parallel;
+  options.dry_run = args.dry_run;
+  if (!args.store.empty()) options.store_path = args.store;
+  options.keep_workspaces = args.keep_workspaces;
+  options.verbose = args.verbose;
+  return options;
+}
+
+void on_signal(int) { engine::request_cancel(); }
+
+int run_command(const RunArgs& args) {
+  auto options = make_options(args);
+  if (!options) return report_error(options.error());
+  if (args.dry_run) {
+    auto plan = engine::plan_json(*options);
+    if (!plan) return report_error(plan.error());
+    if (args.json) fmt::print("{}\n", plan->dump(2));
+    else fmt::print("{}", engine::plan_text(*plan));
+    return 0;
+  }
+  auto store = open_store(options->store_path, options->repository);
+  if (!store) return report_error(store.error());
+
+  struct sigaction action = {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  std::FILE* log_out = args.json ? stderr : stdout;
+  TerminalObserver observer(log_out, args.verbose);
+  auto report = engine::run(*options, **store, observer);
+  observer.finish();
+  if (!report) return report_error(report.error());
+  if (args.json) fmt::print("{}\n", to_json(*report).dump(2));
+  else print_summary(stdout, *report, stdout_is_terminal() && !std::getenv("NO_COLOR"));
+  return report->exit_code();
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "run the workflows an event triggers, here, now");
+  cmd->add_option("-C,--directory", args->directory, "the git repository (default: .)");
+  cmd->add_option("-W,--workflows", args->workflows, "a workflow file or a directory of them");
+  cmd->add_option("--event", args->event, "push, pull_request, workflow_dispatch or schedule")
+      ->check(CLI::IsMember({"push", "pull_request", "pull_request_target", "workflow_dispatch",
+                             "schedule"}));
+  cmd->add_option("--event-file", args->event_file, "JSON payload for github.event");
+  cmd->add_option("--input", args->inputs, "workflow_dispatch input K=V");
+  cmd->add_option("--job", args->jobs, "run only this job (and the jobs it needs)");
+  cmd->add_option("--matrix", args->matrix, "run only matrix combinations with K=V");
+  cmd->add_option("--secret", args->secrets, "secret K=V, or NAME to read $NAME");
+  cmd->add_option("--secret-file", args->secret_files, "dotenv file of secrets");
+  cmd->add_option("--env-file", args->env_files, "dotenv file of variables for every job");
+  cmd->add_option("--max-parallel", args->max_parallel, "jobs at once (default: CPUs)");
+  cmd->add_flag("--dry-run", args->dry_run, "print the plan, run nothing");
+  cmd->add_flag("--json", args->json, "print the result (or plan) as JSON on stdout");
+  cmd->add_option("--store", args->store, "database (default: <repo>/.kiln/kiln.db)");
+  cmd->add_flag("--keep-workspaces", args->keep_workspaces,
+                "keep each job's workspace under .kiln/work after the run");
+  cmd->add_flag("-v,--verbose", args->verbose, "show debug lines");
+  cmd->callback([args, &exit_code] { exit_code = run_command(*args); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,150 @@
+#include "kiln/cli/terminal.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kiln/cli/common.h"
+
+namespace kiln::cli {
+namespace {
+
+constexpr int k_palette[] = {36, 35, 33, 32, 34, 96, 95, 93, 92, 94};
+
+std::string colourise(bool colour, int code, std::string_view text) {
+  if (!colour) return std::string(text);
+  return fmt::format("\033[{}m{}\033[0m", code, text);
+}
+
+int conclusion_colour(engine::Conclusion conclusion) {
+  switch (conclusion) {
+    case engine::Conclusion::success: return 32;
+    case engine::Conclusion::failure: return 31;
+    case engine::Conclusion::cancelled: return 33;
+    case engine::Conclusion::skipped: return 90;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TerminalObserver::TerminalObserver(std::FILE* out, bool verbose)
+    : out_(out), verbose_(verbose) {
+  live_ = isatty(fileno(out)) == 1;
+  colour_ = live_ && std::getenv("NO_COLOR") == nullptr;
+}
+
+void TerminalObserver::run_started(const std::string& workflow_name, std::int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  clear_status_locked();
+  fmt::print(out_, "{} {} (run {})\n", colourise(colour_, 1, "kiln:"), workflow_name, run_id);
+  draw_status_locked();
+}
+
+std::string TerminalObserver::prefix_locked(const std::string& job_key) {
+  auto [it, inserted] = job_colours_.try_emplace(job_key, static_cast<int>(job_colours_.size()));
+  prefix_width_ = std::min<size_t>(std::max(prefix_width_, job_key.size()), 32);
+  int code = k_palette[it->second % std::size(k_palette)];
+  std::string label = fmt::format("[{}]", job_key);
+  int depth = group_depth_[job_key];
+  return colourise(colour_, code, label) + std::string(depth * 2 + 1, ' ');
+}
+
+void TerminalObserver::job_started(const std::string& job_key) {
+  std::lock_guard lock(mutex_);
+  clear_status_locked();
+  fmt::print(out_, "{}{}\n", prefix_locked(job_key), colourise(colour_, 1, "job started"));
+  draw_status_locked();
+}
+
+void TerminalObserver::job_line(const std::string& job_key, std::string_view kind,
+                                std::string_view text) {
+  std::lock_guard lock(mutex_);
+  if (kind == "debug" && !verbose_) return;
+  clear_status_locked();
+  if (kind == "endgroup") {
+    group_depth_[job_key] = std::max(0, group_depth_[job_key] - 1);
+  } else if (kind == "group") {
+    fmt::print(out_, "{}{}\n", prefix_locked(job_key), colourise(colour_, 1, fmt::format("▼ {}", text)));
+    ++group_depth_[job_key];
+  } else if (kind == "output" || kind == "stderr") {
+    fmt::print(out_, "{}{}\n", prefix_locked(job_key), text);
+  } else if (kind == "kiln") {
+    fmt::print(out_, "{}{}\n", prefix_locked(job_key), colourise(colour_, 1, text));
+  } else {
+    int code = kind == "error" ? 31 : kind == "warning" ? 33 : 36;
+    fmt::print(out_, "{}{}\n", prefix_locked(job_key),
+               colourise(colour_, code, fmt::format("{}: {}", kind, text)));
+  }
+  draw_status_locked();
+}
+
+void TerminalObserver::job_finished(const engine::JobSummary& job) {
+  std::lock_guard lock(mutex_);
+  clear_status_locked();
+  std::string verdict = std::string(store::to_string(job.conclusion));
+  std::string line = fmt::format("job {} in {}", verdict, format_duration(job.duration));
+  if (!job.reason.empty()) line += fmt::format(" ({})", job.reason);
+  fmt::print(out_, "{}{}\n", prefix_locked(job.key),
+             colourise(colour_, conclusion_colour(job.conclusion), line));
+  group_depth_.erase(job.key);
+  draw_status_locked();
+}
+
+void TerminalObserver::progress(int done, int total, const std::vector<std::string>& running) {
+  std::lock_guard lock(mutex_);
+  clear_status_locked();
+  std::string names;
+  for (const auto& name : running) names += (names.empty() ? "" : ", ") + name;
+  status_ = fmt::format("[{}/{}]{}{}", done, total, running.empty() ? "" : " running: ", names);
+  if (!live_) {
+    // Without a terminal the status line is printed whenever it changes.
+    fmt::print(out_, "{}\n", status_);
+    status_.clear();
+  }
+  draw_status_locked();
+}
+
+void TerminalObserver::finish() {
+  std::lock_guard lock(mutex_);
+  clear_status_locked();
+  status_.clear();
+  std::fflush(out_);
+}
+
+void TerminalObserver::clear_status_locked() {
+  if (live_ && !status_.empty()) fmt::print(out_, "\r\033[K");
+}
+
+void TerminalObserver::draw_status_locked() {
+  if (live_ && !status_.empty()) {
+    std::string shown = status_.size() > 120 ? status_.substr(0, 117) + "..." : status_;
+    fmt::print(out_, "{}", colourise(colour_, 2, shown));
+  }
+  std::fflush(out_);
+}
+
+void print_summary(std::FILE* out, const engine::RunReport& report, bool colour) {
+  for (const auto& [workflow, reason] : report.not_triggered)
+    fmt::print(out, "kiln: {} not triggered: {}\n", workflow, reason);
+  for (const auto& run : report.runs) {
+    size_t width = 3;
+    for (const auto& job : run.jobs) width = std::max(width, job.key.size());
+    fmt::print(out, "\n{} — run {} {}\n", run.workflow_name, run.run_id,
+               colourise(colour, conclusion_colour(run.conclusion),
+                         std::string(store::to_string(run.conclusion))));
+    fmt::print(out, "  {:<{}}  {:<9}  {}\n", "JOB", width, "STATUS", "DURATION");
+    for (const auto& job : run.jobs) {
+      std::string status = std::string(store::to_string(job.conclusion));
+      std::string padded = fmt::format("{:<9}", status);
+      fmt::print(out, "  {:<{}}  {}  {}\n", job.key, width,
+                 colourise(colour, conclusion_colour(job.conclusion), padded),
+                 job.conclusion == engine::Conclusion::skipped ? "-" : format_duration(job.duration));
+    }
+  }
+  std::fflush(out);
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,48 @@
+#pragma once
+// What `kiln run` shows while it runs: each log line prefixed by its job, a `[done/total]`
+// status line with the running jobs, and a summary table at the end.
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kiln/engine/engine.h"
+
+namespace kiln::cli {
+
+class TerminalObserver : public engine::RunObserver {
+ public:
+  // Log lines go to `out` (stderr when --json keeps stdout for the JSON document).
+  TerminalObserver(std::FILE* out, bool verbose);
+
+  void run_started(const std::string& workflow_name, std::int64_t run_id) override;
+  void job_started(const std::string& job_key) override;
+  void job_line(const std::string& job_key, std::string_view kind, std::string_view text) override;
+  void job_finished(const engine::JobSummary& job) override;
+  void progress(int done, int total, const std::vector<std::string>& running) override;
+
+  // Clears the status line (before the summary is printed).
+  void finish();
+
+ private:
+  void clear_status_locked();
+  void draw_status_locked();
+  std::string prefix_locked(const std::string& job_key);
+
+  std::FILE* out_;
+  bool verbose_;
+  bool live_;    // a terminal: the status line is redrawn in place
+  bool colour_;
+  std::mutex mutex_;
+  std::string status_;
+  std::map<std::string, int> job_colours_;
+  std::map<std::string, int> group_depth_;
+  size_t prefix_width_ = 0;
+};
+
+// The table printed after a run: job, status, duration.
+void print_summary(std::FILE* out, const engine::RunReport& report, bool colour);
+
+}  // namespace kiln::cli

@@ -1,0 +1,114 @@
+#pragma once
+// A run from plan to result: which workflows an event triggers, their jobs and matrix
+// instances, the needs graph, and the execution of each job on the host with GitHub's
+// semantics. `kiln run` drives it directly; `kiln serve` (later) drives the same engine.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/result.h"
+#include "kiln/store/records.h"
+
+namespace kiln::store {
+class Store;
+}
+
+namespace kiln::engine {
+
+struct RunOptions {
+  std::filesystem::path repository = ".";           // -C: the git repository
+  std::optional<std::filesystem::path> workflows;    // -W: a workflow file or a directory
+  std::string event_name = "push";                  // --event
+  std::optional<std::filesystem::path> event_file;  // --event-file: github.event payload
+  std::map<std::string, std::string> inputs;        // --input K=V (workflow_dispatch)
+  std::vector<std::string> job_filter;              // --job ID (and the jobs they need)
+  std::vector<std::pair<std::string, std::string>> matrix_filter;  // --matrix K=V
+  std::map<std::string, std::string> secrets;       // --secret, --secret-file, environment
+  std::map<std::string, std::string> extra_env;     // --env-file
+  int max_parallel = 0;                             // 0: the number of CPUs
+  bool dry_run = false;
+  std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
+  bool keep_workspaces = false;
+  bool verbose = false;
+};
+
+// Final states of jobs and steps, with GitHub's names (store/records.h).
+using store::Conclusion;
+
+struct StepSummary {
+  int index = 0;
+  std::string name;
+  std::optional<std::string> id;
+  Conclusion outcome = Conclusion::skipped;     // before continue-on-error
+  Conclusion conclusion = Conclusion::skipped;  // after continue-on-error
+  int exit_code = 0;
+  std::chrono::milliseconds duration{0};
+  std::map<std::string, std::string> outputs;
+};
+
+struct JobSummary {
+  std::string key;     // unique in the run: "build (linux, 3.11)"
+  std::string job_id;  // the workflow's job id: "build"
+  std::string name;    // display name
+  std::int64_t store_id = 0;
+  nlohmann::ordered_json matrix;  // the combination, or null
+  std::vector<std::string> labels;
+  Conclusion conclusion = Conclusion::skipped;
+  std::string reason;  // why it was skipped, cancelled or failed, when kiln knows
+  std::chrono::milliseconds duration{0};
+  std::map<std::string, std::string> outputs;
+  std::vector<StepSummary> steps;
+  int order = 0;  // order in which the job finished (1-based), 0 when it never ran
+};
+
+struct WorkflowRunSummary {
+  std::int64_t run_id = 0;
+  std::filesystem::path workflow_path;
+  std::string workflow_name;
+  Conclusion conclusion = Conclusion::success;
+  std::chrono::milliseconds duration{0};
+  std::vector<JobSummary> jobs;  // in the order they finished; skipped jobs last
+};
+
+struct RunReport {
+  std::vector<WorkflowRunSummary> runs;
+  std::vector<std::pair<std::string, std::string>> not_triggered;  // (workflow, reason)
+  int exit_code() const;  // 0 all succeeded, 1 a job failed or was cancelled
+};
+
+// Where the engine reports progress. Called from job threads: implementations lock.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void run_started(const std::string& workflow_name, std::int64_t run_id) = 0;
+  virtual void job_started(const std::string& job_key) = 0;
+  // One masked line of a job's log. `kind` is output, group, endgroup, error, warning, notice,
+  // debug or kiln (the runner's own messages).
+  virtual void job_line(const std::string& job_key, std::string_view kind,
+                        std::string_view text) = 0;
+  virtual void job_finished(const JobSummary& job) = 0;
+  virtual void progress(int done, int total, const std::vector<std::string>& running) = 0;
+};
+
+// Asks the engine to cancel everything running (Ctrl-C). Safe to call from any thread.
+void request_cancel();
+bool cancel_requested();
+
+// Plans the runs that the options' event triggers, as JSON (for `kiln run --dry-run --json`;
+// the schema is in docs/cli.md), and the same plan as text for a person.
+Result<nlohmann::ordered_json> plan_json(const RunOptions& options);
+std::string plan_text(const nlohmann::ordered_json& plan);
+
+// Runs every workflow that the options' event triggers. Bad input (workflow errors, bad
+// options) is an error; a job's failure is not (it is in the report).
+Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserver& observer);
+
+}  // namespace kiln::engine

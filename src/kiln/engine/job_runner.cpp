@@ -1,0 +1,599 @@
+#include "kiln/engine/job_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "kiln/core/subprocess.h"
+#include "kiln/engine/contexts.h"
+#include "kiln/engine/hash_files.h"
+#include "kiln/exec/actions.h"
+#include "kiln/exec/process_tracker.h"
+#include "kiln/exec/step_runner.h"
+
+namespace kiln::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr int k_default_job_timeout_minutes = 360;
+
+// A file-system-safe name for a job key: "build (linux, 3.11)" → "build_linux_3.11_".
+std::string safe_name(const std::string& key) {
+  std::string out;
+  for (char c : key) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  return out.substr(0, 80);
+}
+
+store::LogStream stream_of(std::string_view kind) {
+  if (kind == "output") return store::LogStream::out;
+  if (kind == "stderr") return store::LogStream::err;
+  return store::LogStream::system;
+}
+
+// GitHub's raw log markers for lines that are not plain output.
+std::string stored_text(std::string_view kind, std::string_view text) {
+  if (kind == "output" || kind == "stderr") return std::string(text);
+  if (kind == "kiln") return std::string(text);
+  return fmt::format("##[{}]{}", kind, text);
+}
+
+// Parses "10", "2.5" or an expression's value as minutes; 0 when absent.
+Result<double> minutes_of(const std::optional<workflow::Text>& text, const expr::Context& context) {
+  if (!text) return 0.0;
+  KILN_TRY(auto value, expr::evaluate_template(text->value, context, text->where));
+  std::string s = expr::to_text(value);
+  char* end = nullptr;
+  double minutes = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || minutes <= 0)
+    return fail_at(text->where, "timeout-minutes must be a positive number, got '{}'", s);
+  return minutes;
+}
+
+Result<bool> flag_of(const std::optional<workflow::Text>& text, const expr::Context& context) {
+  if (!text) return false;
+  KILN_TRY(auto value, expr::evaluate_template(text->value, context, text->where));
+  return expr::truthy(value) && expr::to_text(value) != "false";
+}
+
+// Everything one job instance needs while its steps run.
+class JobRun {
+ public:
+  explicit JobRun(const JobSetup& setup) : setup_(setup), job_(*setup.job) {}
+
+  JobSummary run() {
+    started_ = Clock::now();
+    summary_.key = setup_.instance.key;
+    summary_.job_id = job_.id;
+    summary_.name = setup_.instance.name;
+    summary_.store_id = setup_.job_row;
+    summary_.matrix = setup_.instance.matrix;
+    summary_.labels = setup_.labels;
+    (void)setup_.store->set_job_status(setup_.job_row, store::JobStatus::running, store::now_ms());
+
+    auto status = prepare();
+    if (!status) {
+      log_kiln("error", status.error().to_string());
+      failed_ = true;
+      summary_.reason = status.error().to_string();
+    } else {
+      run_steps();
+      run_post_actions();
+    }
+    clean_up();
+    finish();
+    return summary_;
+  }
+
+ private:
+  Status prepare() {
+    job_dir_ = setup_.kiln_dir / "work" / std::to_string(setup_.run_id) / safe_name(summary_.key);
+    std::error_code ec;
+    std::filesystem::remove_all(job_dir_, ec);
+    workspace_ = job_dir_ / "workspace";
+    temp_dir_ = job_dir_ / "temp";
+    for (const auto& dir : {workspace_, temp_dir_, setup_.kiln_dir / "tool-cache"}) {
+      std::filesystem::create_directories(dir, ec);
+      if (ec)
+        return make_error(ErrorCode::io_error,
+                          fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+    }
+    // .kiln/ holds work trees and the database: keep it out of the user's `git status`.
+    if (!std::filesystem::exists(setup_.kiln_dir / ".gitignore"))
+      std::ofstream(setup_.kiln_dir / ".gitignore") << "*\n";
+    auto event_path = job_dir_ / "event.json";
+    std::ofstream(event_path) << setup_.event->payload.dump(2);
+    benchmarks_file_ = job_dir_ / "benchmarks.txt";
+    std::ofstream{benchmarks_file_};
+
+    JobPlace place;
+    place.run_id = setup_.run_id;
+    place.run_number = setup_.run_number;
+    place.workflow_name = setup_.workflow->name;
+    place.workflow_path = setup_.workflow->path.string();
+    place.job_id = job_.id;
+    place.workspace = workspace_;
+    place.temp_dir = temp_dir_;
+    place.tool_cache = setup_.kiln_dir / "tool-cache";
+    place.event_path = event_path;
+    auto contexts = make_job_contexts(*setup_.repo, *setup_.event, place);
+
+    context_.contexts = setup_.contexts;
+    context_.contexts["github"] = contexts.github;
+    context_.contexts["runner"] = contexts.runner;
+    context_.contexts["job"] = {{"status", "success"},
+                                {"container", expr::Value::object()},
+                                {"services", expr::Value::object()}};
+    context_.contexts["steps"] = expr::Value::object();
+    context_.hash_files = [this](const std::vector<std::string>& patterns) {
+      return hash_files(patterns);
+    };
+
+    token_ = exec::new_job_token();
+    base_env_ = core::current_environment();
+    for (const auto& [key, value] : contexts.env) base_env_[key] = value;
+    base_env_["KILN_RUN_ID"] = std::to_string(setup_.run_id);
+    base_env_["KILN_JOB_ID"] = summary_.key;
+    base_env_["KILN_BENCHMARKS"] = benchmarks_file_.string();
+    base_env_["KILN_JOB_TOKEN"] = token_;
+
+    // workflow env < job env; each value may use the ones before it.
+    for (const auto& [key, value] : setup_.workflow_env) job_env_[key] = value;
+    refresh_env_context();
+    for (const auto& [key, text] : job_.env) {
+      KILN_TRY(auto value, expr::interpolate(text.value, context_, text.where));
+      job_env_[key] = value;
+      refresh_env_context();
+    }
+
+    KILN_TRY(double job_minutes, minutes_of(job_.timeout_minutes, context_));
+    if (job_minutes == 0) job_minutes = k_default_job_timeout_minutes;
+    job_timeout_minutes_ = job_minutes;
+    deadline_ = started_ + milliseconds(static_cast<long long>(job_minutes * 60'000));
+
+    if (job_.container)
+      return fail_at(job_.container->where,
+                     "job '{}' runs in container '{}': container jobs are not supported by this "
+                     "kiln yet (run it on the host by removing `container:`)",
+                     job_.id, job_.container->image.value);
+    if (!job_.services.empty())
+      return make_error(ErrorCode::unsupported,
+                        fmt::format("job '{}' has services: services are not supported by this "
+                                    "kiln yet",
+                                    job_.id));
+    return {};
+  }
+
+  void refresh_env_context() {
+    expr::Value env = expr::Value::object();
+    for (const auto& [key, value] : job_env_) env[key] = value;
+    for (const auto& [key, value] : file_env_) env[key] = value;
+    context_.contexts["env"] = std::move(env);
+  }
+
+  Result<std::string> hash_files(const std::vector<std::string>& patterns);
+
+  bool cancelled() const { return setup_.cancel->cancelled() || timed_out_; }
+
+  void run_steps() {
+    for (const auto& step : job_.steps) {
+      if (Clock::now() >= deadline_ && !timed_out_) {
+        timed_out_ = true;
+        log_kiln("error", fmt::format("The job has exceeded its maximum execution time of {} "
+                                      "minutes.",
+                                      job_timeout_minutes_));
+      }
+      run_step(step);
+    }
+  }
+
+  void run_step(const workflow::Step& step) {
+    StepSummary result;
+    result.index = step.index;
+    if (step.id) result.id = step.id->value;
+    current_step_ = step.index;
+
+    context_.failed = failed_;
+    context_.cancelled = cancelled();
+    context_.contexts["job"]["status"] = failed_ ? "failure" : cancelled() ? "cancelled" : "success";
+    std::string condition = step.if_condition ? step.if_condition->value : "success()";
+    SourceLocation where = step.if_condition ? step.if_condition->where : step.where;
+    auto should_run = expr::evaluate_condition(condition, context_, where);
+
+    store::Step row;
+    row.job_id = setup_.job_row;
+    row.index = step.index;
+    row.name = default_step_name(step);
+    row.status = store::StepStatus::running;
+    row.started_at = store::now_ms();
+
+    auto name = step.name ? expr::interpolate(step.name->value, context_, step.name->where)
+                          : Result<std::string>(row.name);
+    result.name = setup_.masker->mask(name ? *name : row.name);
+    row.name = result.name;
+    auto step_row = setup_.store->create_step(row);
+    row.id = step_row ? *step_row : 0;
+
+    auto step_started = Clock::now();
+    Conclusion outcome = Conclusion::success;
+    if (!should_run) {
+      log_kiln("error", should_run.error().to_string());
+      outcome = Conclusion::failure;
+    } else if (!*should_run) {
+      outcome = Conclusion::skipped;
+    } else {
+      log_kiln("kiln", fmt::format("▶ {}", result.name));
+      outcome = execute(step, result);
+    }
+    result.outcome = outcome;
+    result.conclusion = outcome;
+    if (outcome == Conclusion::failure) {
+      auto continue_on_error = flag_of(step.continue_on_error, context_);
+      if (continue_on_error && *continue_on_error) result.conclusion = Conclusion::success;
+    }
+    if (result.conclusion == Conclusion::failure) failed_ = true;
+    if (outcome == Conclusion::cancelled) failed_ = true;
+    result.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - step_started);
+
+    if (result.id) {
+      expr::Value outputs = expr::Value::object();
+      for (const auto& [key, value] : result.outputs) outputs[key] = value;
+      context_.contexts["steps"][*result.id] = {
+          {"outputs", outputs},
+          {"outcome", std::string(store::to_string(result.outcome))},
+          {"conclusion", std::string(store::to_string(result.conclusion))}};
+    }
+
+    row.status = result.conclusion == Conclusion::success   ? store::StepStatus::success
+                 : result.conclusion == Conclusion::skipped ? store::StepStatus::skipped
+                 : outcome == Conclusion::cancelled         ? store::StepStatus::cancelled
+                                                            : store::StepStatus::failure;
+    row.outcome = result.outcome;
+    row.conclusion = result.conclusion;
+    row.exit_code = result.exit_code;
+    row.finished_at = store::now_ms();
+    row.outputs = nlohmann::json::object();
+    for (const auto& [key, value] : result.outputs) row.outputs[key] = value;
+    if (row.id) (void)setup_.store->update_step(row);
+    summary_.steps.push_back(std::move(result));
+    current_step_.reset();
+  }
+
+  std::string default_step_name(const workflow::Step& step) const {
+    if (step.uses) return "Run " + step.uses->value;
+    if (step.run) {
+      std::string first = step.run->value.substr(0, step.run->value.find('\n'));
+      return "Run " + first;
+    }
+    return fmt::format("Step {}", step.index + 1);
+  }
+
+  // The environment of a step: the host's, GITHUB_*, workflow and job env, $GITHUB_ENV
+  // additions, the step's env, and $GITHUB_PATH additions in front of PATH.
+  Result<core::Environment> step_environment(const workflow::Step& step) {
+    core::Environment env = base_env_;
+    for (const auto& [key, value] : job_env_) env[key] = value;
+    for (const auto& [key, value] : file_env_) env[key] = value;
+    for (const auto& [key, text] : step.env) {
+      KILN_TRY(auto value, expr::interpolate(text.value, context_, text.where));
+      env[key] = value;
+      context_.contexts["env"][key] = value;
+    }
+    if (!path_additions_.empty()) env["PATH"] = exec::compose_path(path_additions_, env["PATH"]);
+    return env;
+  }
+
+  Conclusion execute(const workflow::Step& step, StepSummary& result) {
+    auto saved_env_context = context_.contexts["env"];
+    auto outcome = execute_inner(step, result);
+    context_.contexts["env"] = saved_env_context;
+    refresh_env_context();
+    return outcome;
+  }
+
+  Conclusion execute_inner(const workflow::Step& step, StepSummary& result) {
+    auto env = step_environment(step);
+    if (!env) {
+      log_kiln("error", env.error().to_string());
+      return Conclusion::failure;
+    }
+    auto step_minutes = minutes_of(step.timeout_minutes, context_);
+    if (!step_minutes) {
+      log_kiln("error", step_minutes.error().to_string());
+      return Conclusion::failure;
+    }
+    auto remaining = std::chrono::duration_cast<milliseconds>(deadline_ - Clock::now());
+    if (remaining <= milliseconds(0)) remaining = milliseconds(1);
+    milliseconds timeout = remaining;
+    bool step_limit = false;
+    if (*step_minutes > 0) {
+      milliseconds step_timeout(static_cast<long long>(*step_minutes * 60'000));
+      if (step_timeout < timeout) {
+        timeout = step_timeout;
+        step_limit = true;
+      }
+    }
+
+    if (step.uses) return execute_action(step, *env, result);
+
+    auto script = expr::interpolate(step.run->value, context_, step.run->where);
+    if (!script) {
+      log_kiln("error", script.error().to_string());
+      return Conclusion::failure;
+    }
+    exec::StepRequest request;
+    request.script = *script;
+    auto shell = pick(step.shell, job_.defaults.shell, setup_.workflow->workflow.defaults.shell);
+    if (shell) {
+      auto value = expr::interpolate(shell->value, context_, shell->where);
+      if (!value) {
+        log_kiln("error", value.error().to_string());
+        return Conclusion::failure;
+      }
+      request.shell = *value;
+    }
+    auto directory = pick(step.working_directory, job_.defaults.working_directory,
+                          setup_.workflow->workflow.defaults.working_directory);
+    request.working_directory = workspace_;
+    if (directory) {
+      auto value = expr::interpolate(directory->value, context_, directory->where);
+      if (!value) {
+        log_kiln("error", value.error().to_string());
+        return Conclusion::failure;
+      }
+      request.working_directory = std::filesystem::path(*value).is_absolute()
+                                      ? std::filesystem::path(*value)
+                                      : workspace_ / *value;
+    }
+    request.env = std::move(*env);
+    request.temp_dir = temp_dir_;
+    request.timeout = timeout;
+    request.job_token = token_;
+
+    LogSink sink(*this);
+    auto outcome = exec::run_step(request, sink, *setup_.masker, setup_.cancel);
+    if (!outcome) {
+      log_kiln("error", outcome.error().to_string());
+      return Conclusion::failure;
+    }
+    if (outcome->exit) result.exit_code = outcome->exit->signal ? 128 + outcome->exit->signal
+                                                                : outcome->exit->exit_code;
+    for (const auto& [key, value] : outcome->outputs) result.outputs[key] = value;
+    for (const auto& [key, value] : outcome->env) file_env_[key] = value;
+    exec::add_path_entries(path_additions_, outcome->path_additions);
+    // The step runner has already logged why a step failed (exit code, timeout, cancel).
+    switch (outcome->outcome) {
+      case exec::StepOutcome::success:
+        return Conclusion::success;
+      case exec::StepOutcome::failure:
+        return Conclusion::failure;
+      case exec::StepOutcome::timed_out:
+        if (step_limit) {
+          log_kiln("error", fmt::format("The step timed out after {} minutes.", *step_minutes));
+        } else {
+          timed_out_ = true;
+          log_kiln("error", fmt::format("The job has exceeded its maximum execution time of {} "
+                                        "minutes.",
+                                        job_timeout_minutes_));
+        }
+        return Conclusion::failure;
+      case exec::StepOutcome::cancelled:
+        return Conclusion::cancelled;
+    }
+    return Conclusion::failure;
+  }
+
+  static std::optional<workflow::Text> pick(const std::optional<workflow::Text>& a,
+                                            const std::optional<workflow::Text>& b,
+                                            const std::optional<workflow::Text>& c) {
+    if (a) return a;
+    if (b) return b;
+    return c;
+  }
+
+  exec::ActionContext action_context(const core::Environment& env) {
+    exec::ActionContext context;
+    context.workspace = workspace_;
+    context.repository = setup_.repo->root;
+    context.sha = setup_.event->sha;
+    context.ref = setup_.event->ref;
+    context.artifact_root = setup_.kiln_dir / "artifacts" / std::to_string(setup_.run_id);
+    context.cache_root = setup_.kiln_dir / "cache";
+    context.log = [this](std::string_view line) { log_line("output", setup_.masker->mask(line)); };
+    context.env = env;
+    return context;
+  }
+
+  Conclusion execute_action(const workflow::Step& step, const core::Environment& env,
+                            StepSummary& result) {
+    const std::string& uses = step.uses->value;
+    if (uses.starts_with("./") || uses.starts_with("docker://") || !exec::is_builtin_action(uses)) {
+      std::string message = uses.starts_with("./")
+                                ? fmt::format("local action '{}' cannot run: local actions are "
+                                              "not supported by this kiln yet",
+                                              uses)
+                                : exec::unavailable_action_message(uses);
+      log_kiln("error", fmt::format("{}: {}", step.uses->where.to_string(), message));
+      return Conclusion::failure;
+    }
+    std::map<std::string, std::string> with;
+    for (const auto& [key, text] : step.with) {
+      auto value = expr::interpolate(text.value, context_, text.where);
+      if (!value) {
+        log_kiln("error", value.error().to_string());
+        return Conclusion::failure;
+      }
+      with[key] = *value;
+    }
+    auto context = action_context(env);
+    auto outcome = exec::run_builtin_action(uses, with, context);
+    if (!outcome) {
+      log_kiln("error", outcome.error().to_string());
+      return Conclusion::failure;
+    }
+    for (const auto& [key, value] : outcome->outputs) result.outputs[key] = value;
+    record_artifacts(outcome->artifacts_uploaded);
+    if (outcome->post) post_actions_.push_back({*outcome->post, env});
+    if (!outcome->success) {
+      log_kiln("error", setup_.masker->mask(outcome->error));
+      return Conclusion::failure;
+    }
+    return Conclusion::success;
+  }
+
+  void record_artifacts(const std::vector<exec::ArtifactInfo>& artifacts) {
+    for (const auto& info : artifacts) {
+      store::Artifact artifact;
+      artifact.run_id = setup_.run_id;
+      artifact.job_id = setup_.job_row;
+      artifact.name = info.name;
+      artifact.path = info.path.string();
+      artifact.size_bytes = static_cast<std::int64_t>(info.size);
+      artifact.file_count = static_cast<std::int64_t>(info.files);
+      artifact.created_at = store::now_ms();
+      if (auto existing = setup_.store->find_artifact(setup_.run_id, info.name))
+        (void)setup_.store->delete_artifact(existing->id);
+      if (auto stored = setup_.store->create_artifact(artifact); !stored)
+        log_kiln("warning", stored.error().to_string());
+    }
+  }
+
+  void run_post_actions() {
+    for (auto it = post_actions_.rbegin(); it != post_actions_.rend(); ++it) {
+      const auto& [post, env] = *it;
+      if ((failed_ || cancelled()) && !post.always) continue;
+      log_kiln("kiln", fmt::format("Post {}", post.description));
+      auto outcome = exec::run_post_action(post, action_context(env));
+      if (!outcome) log_kiln("warning", outcome.error().to_string());
+      else if (!outcome->success) log_kiln("warning", setup_.masker->mask(outcome->error));
+    }
+  }
+
+  // Every process the job started is gone at its end, daemons included.
+  void clean_up() {
+    auto killed = exec::kill_job_processes(token_);
+    if (!killed) log_kiln("warning", killed.error().to_string());
+    else
+      for (const auto& description : *killed)
+        log_kiln("kiln", fmt::format("Cleaning up: killed leftover process {}", description));
+    if (!setup_.options->keep_workspaces) {
+      std::error_code ec;
+      std::filesystem::remove_all(job_dir_, ec);
+    }
+  }
+
+  void finish() {
+    // Job outputs, evaluated once the steps are done.
+    context_.failed = failed_;
+    for (const auto& [key, text] : job_.outputs) {
+      auto value = expr::interpolate(text.value, context_, text.where);
+      if (value) summary_.outputs[key] = setup_.masker->mask(*value);
+      else log_kiln("warning", value.error().to_string());
+    }
+    bool was_cancelled = setup_.cancel->cancelled() && !timed_out_;
+    summary_.conclusion = was_cancelled ? Conclusion::cancelled
+                          : failed_    ? Conclusion::failure
+                                       : Conclusion::success;
+    summary_.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
+    if (auto row = setup_.store->get_job(setup_.job_row)) {
+      row->status = summary_.conclusion == Conclusion::success   ? store::JobStatus::success
+                    : summary_.conclusion == Conclusion::cancelled ? store::JobStatus::cancelled
+                                                                   : store::JobStatus::failure;
+      row->conclusion = summary_.conclusion;
+      row->finished_at = store::now_ms();
+      row->outputs = nlohmann::json::object();
+      for (const auto& [key, value] : summary_.outputs) row->outputs[key] = value;
+      row->message = summary_.reason;
+      (void)setup_.store->update_job(*row);
+    }
+  }
+
+ public:
+  // Lines of the job's log: to the store as they come, and to the observer.
+  void log_line(std::string_view kind, std::string_view text) {
+    store::LogLine line;
+    line.job_id = setup_.job_row;
+    line.step_index = current_step_;
+    line.stream = stream_of(kind);
+    line.text = stored_text(kind, text);
+    line.time = store::now_ms();
+    if (auto stored = setup_.store->append_log(line); !stored && !store_warned_) {
+      store_warned_ = true;
+      setup_.observer->job_line(summary_.key, "warning",
+                                "cannot write the log to the store: " + stored.error().to_string());
+    }
+    setup_.observer->job_line(summary_.key, kind, text);
+  }
+
+  void log_kiln(std::string_view kind, const std::string& text) {
+    log_line(kind, setup_.masker->mask(text));
+  }
+
+ private:
+  class LogSink : public exec::LogSink {
+   public:
+    explicit LogSink(JobRun& job) : job_(job) {}
+    void write(const exec::LogEvent& event) override {
+      switch (event.kind) {
+        case exec::LogKind::output:
+        case exec::LogKind::command:
+          job_.log_line(event.stream == core::Stream::err ? "stderr" : "output", event.text);
+          break;
+        case exec::LogKind::group_start: job_.log_line("group", event.text); break;
+        case exec::LogKind::group_end: job_.log_line("endgroup", ""); break;
+        case exec::LogKind::debug: job_.log_line("debug", event.text); break;
+        case exec::LogKind::system: job_.log_line("kiln", event.text); break;
+        case exec::LogKind::annotation: {
+          const auto& note = event.annotation;
+          std::string kind = note ? std::string(exec::to_string(note->level)) : "error";
+          std::string where;
+          if (note && !note->file.empty())
+            where = note->line ? fmt::format("{}:{}: ", note->file, note->line) : note->file + ": ";
+          job_.log_line(kind, where + event.text);
+          break;
+        }
+      }
+    }
+
+   private:
+    JobRun& job_;
+  };
+
+  const JobSetup& setup_;
+  const workflow::Job& job_;
+  JobSummary summary_;
+  Clock::time_point started_;
+  Clock::time_point deadline_;
+  double job_timeout_minutes_ = k_default_job_timeout_minutes;
+  bool timed_out_ = false;
+  bool failed_ = false;
+  bool store_warned_ = false;
+  std::optional<int> current_step_;
+  std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_;
+  std::string token_;
+  expr::Context context_;
+  core::Environment base_env_;
+  std::map<std::string, std::string> job_env_;
+  std::map<std::string, std::string> file_env_;
+  std::vector<std::string> path_additions_;
+  std::vector<std::pair<exec::PostAction, core::Environment>> post_actions_;
+};
+
+Result<std::string> JobRun::hash_files(const std::vector<std::string>& patterns) {
+  return engine::hash_files(workspace_, patterns);
+}
+
+}  // namespace
+
+JobSummary run_job(const JobSetup& setup) {
+  JobRun job(setup);
+  return job.run();
+}
+
+}  // namespace kiln::engine

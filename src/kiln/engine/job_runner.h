@@ -1,0 +1,44 @@
+#pragma once
+// Runs one job instance on the host: its workspace and environment, its steps with GitHub's
+// semantics, its post actions, and the clean-up of every process it started.
+
+#include <cstdint>
+#include <filesystem>
+
+#include "kiln/engine/engine.h"
+#include "kiln/engine/planner.h"
+#include "kiln/engine/repository.h"
+#include "kiln/exec/cancel_token.h"
+#include "kiln/exec/masker.h"
+#include "kiln/store/store.h"
+#include "kiln/workflow/expr/expr.h"
+
+namespace kiln::engine {
+
+struct JobSetup {
+  const RunOptions* options = nullptr;
+  const RepositoryInfo* repo = nullptr;
+  const plan::Event* event = nullptr;
+  store::Store* store = nullptr;
+  RunObserver* observer = nullptr;
+  exec::Masker* masker = nullptr;  // shared by the run: secrets and ::add-mask:: values
+  const SelectedWorkflow* workflow = nullptr;
+  const workflow::Job* job = nullptr;
+  std::int64_t run_id = 0;
+  std::int64_t run_number = 1;
+  std::int64_t job_row = 0;  // the store row, created (queued) by the scheduler
+  PlannedInstance instance;
+  bool fail_fast = true;
+  int max_parallel = 0;
+  std::vector<std::string> labels;
+  // The contexts every expression of the job sees from the start: inputs, vars, secrets,
+  // needs, matrix, strategy (github, runner, env, job and steps are added per job).
+  expr::Value contexts = expr::Value::object();
+  std::vector<std::pair<std::string, std::string>> workflow_env;  // evaluated
+  std::filesystem::path kiln_dir;     // <repository>/.kiln
+  const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
+};
+
+JobSummary run_job(const JobSetup& setup);
+
+}  // namespace kiln::engine

@@ -1,0 +1,346 @@
+#include "kiln/engine/planner.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kiln/plan/matrix.h"
+#include "kiln/plan/trigger.h"
+#include "kiln/workflow/loader.h"
+
+namespace kiln::engine {
+namespace {
+
+// Evaluates every `${{ }}` string inside a matrix definition, keeping other values as written.
+Result<nlohmann::ordered_json> evaluate_matrix_values(const nlohmann::ordered_json& value,
+                                                      const expr::Context& context,
+                                                      const SourceLocation& where) {
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (!expr::has_template(text)) return value;
+    KILN_TRY(auto result, expr::evaluate_template(text, context, where));
+    return nlohmann::ordered_json::parse(result.dump());
+  }
+  if (value.is_array()) {
+    auto out = nlohmann::ordered_json::array();
+    for (const auto& item : value) {
+      KILN_TRY(auto evaluated, evaluate_matrix_values(item, context, where));
+      out.push_back(std::move(evaluated));
+    }
+    return out;
+  }
+  if (value.is_object()) {
+    auto out = nlohmann::ordered_json::object();
+    for (const auto& [key, item] : value.items()) {
+      KILN_TRY(auto evaluated, evaluate_matrix_values(item, context, where));
+      out[key] = std::move(evaluated);
+    }
+    return out;
+  }
+  return value;
+}
+
+bool text_refers_to_needs(const std::string& text) {
+  return expr::has_template(text) && text.find("needs.") != std::string::npos;
+}
+
+std::string scalar_text(const nlohmann::ordered_json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  return value.dump();
+}
+
+}  // namespace
+
+bool plan_needs_results(const workflow::Job& job) {
+  if (job.strategy && job.strategy->matrix && text_refers_to_needs(job.strategy->matrix->dump()))
+    return true;
+  return job.name && text_refers_to_needs(job.name->value);
+}
+
+Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& context,
+                            const std::vector<std::pair<std::string, std::string>>& matrix_filter) {
+  PlannedJob planned;
+  std::vector<nlohmann::ordered_json> combinations;
+  if (job.strategy) {
+    const auto& strategy = *job.strategy;
+    if (strategy.fail_fast) {
+      KILN_TRY(auto value,
+               expr::evaluate_template(strategy.fail_fast->value, context, strategy.fail_fast->where));
+      planned.fail_fast = expr::truthy(value);
+    }
+    if (strategy.max_parallel) {
+      KILN_TRY(auto value, expr::evaluate_template(strategy.max_parallel->value, context,
+                                                   strategy.max_parallel->where));
+      std::string text = expr::to_text(value);
+      char* end = nullptr;
+      long n = std::strtol(text.c_str(), &end, 10);
+      if (end == text.c_str() || *end != '\0' || n < 1)
+        return fail_at(strategy.max_parallel->where,
+                       "strategy.max-parallel must be a positive number, got '{}'", text);
+      planned.max_parallel = static_cast<int>(n);
+    }
+    if (strategy.matrix) {
+      KILN_TRY(auto matrix, evaluate_matrix_values(*strategy.matrix, context, strategy.matrix_where));
+      if (!matrix.is_object())
+        return fail_at(strategy.matrix_where, "strategy.matrix must evaluate to an object, got {}",
+                       matrix.dump());
+      auto expanded = plan::expand_matrix(matrix);
+      if (!expanded) {
+        auto error = expanded.error();
+        if (error.where.empty()) error.where = strategy.matrix_where;
+        return std::unexpected(error);
+      }
+      combinations = std::move(*expanded);
+    }
+  }
+  if (combinations.empty()) combinations.emplace_back(nullptr);
+
+  // --matrix K=V keeps the combinations whose K is V.
+  std::vector<nlohmann::ordered_json> kept;
+  for (auto& combination : combinations) {
+    bool keep = std::all_of(matrix_filter.begin(), matrix_filter.end(), [&](const auto& filter) {
+      return combination.is_object() && combination.contains(filter.first) &&
+             scalar_text(combination[filter.first]) == filter.second;
+    });
+    if (keep) kept.push_back(std::move(combination));
+  }
+
+  int total = static_cast<int>(kept.size());
+  for (int i = 0; i < total; ++i) {
+    PlannedInstance instance;
+    instance.matrix = std::move(kept[i]);
+    instance.index = i;
+    instance.total = total;
+    std::string suffix =
+        instance.matrix.is_object() && !instance.matrix.empty()
+            ? fmt::format(" ({})", plan::matrix_values_text(instance.matrix))
+            : std::string{};
+    instance.key = job.id + suffix;
+    if (job.name) {
+      expr::Context named = context;
+      named.contexts["matrix"] = nlohmann::json::parse(instance.matrix.dump());
+      KILN_TRY(auto name, expr::interpolate(job.name->value, named, job.name->where));
+      instance.name = expr::has_template(job.name->value) ? name : name + suffix;
+    } else {
+      instance.name = instance.key;
+    }
+    planned.instances.push_back(std::move(instance));
+  }
+  return planned;
+}
+
+Result<std::vector<std::string>> jobs_to_run(const workflow::Workflow& workflow,
+                                             const std::vector<std::string>& filter) {
+  std::vector<std::string> all;
+  for (const auto& job : workflow.jobs) all.push_back(job.id);
+  if (filter.empty()) return all;
+  std::set<std::string> wanted;
+  std::vector<std::string> pending;
+  for (const auto& id : filter)
+    if (workflow.find_job(id)) pending.push_back(id);
+  while (!pending.empty()) {
+    std::string id = pending.back();
+    pending.pop_back();
+    if (!wanted.insert(id).second) continue;
+    for (const auto& need : workflow.find_job(id)->needs) pending.push_back(need.value);
+  }
+  std::vector<std::string> ordered;
+  for (const auto& id : all)
+    if (wanted.contains(id)) ordered.push_back(id);
+  return ordered;
+}
+
+Result<Selection> select_workflows(const RunOptions& options, const RepositoryInfo& repo,
+                                   const plan::Event& event) {
+  Selection selection;
+  std::filesystem::path where = options.workflows ? *options.workflows : repo.root;
+  if (options.workflows && where.is_relative()) where = std::filesystem::absolute(where);
+  KILN_TRY(auto files, workflow::discover_workflows(where));
+  if (files.empty())
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("no workflow files found in {} (expected "
+                                  ".github/workflows/*.yml or *.yaml)",
+                                  where.string()));
+  std::set<std::string> jobs_found;
+  for (const auto& file : files) {
+    std::error_code ec;
+    auto display = std::filesystem::relative(file, repo.root, ec);
+    if (ec || display.empty() || display.string().starts_with("..")) display = file;
+    auto loaded = workflow::load_workflow_file(file, display);
+    selection.diagnostics.insert(selection.diagnostics.end(), loaded.diagnostics.begin(),
+                                 loaded.diagnostics.end());
+    if (!loaded.workflow) continue;
+    for (const auto& job : loaded.workflow->jobs) jobs_found.insert(job.id);
+    auto decision = plan::match_trigger(*loaded.workflow, event);
+    if (!decision.runs) {
+      selection.not_triggered.emplace_back(display.string(), decision.reason);
+      continue;
+    }
+    SelectedWorkflow selected;
+    selected.path = display;
+    selected.name = loaded.workflow->name ? loaded.workflow->name->value : display.string();
+    selected.workflow = std::move(*loaded.workflow);
+    selection.triggered.push_back(std::move(selected));
+  }
+  for (const auto& id : options.job_filter)
+    if (!jobs_found.contains(id) && !workflow::has_errors(selection.diagnostics))
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("--job {}: no workflow has a job with this id", id));
+  return selection;
+}
+
+}  // namespace kiln::engine
+
+namespace kiln::engine {
+
+Error diagnostics_error(const workflow::Diagnostics& diagnostics) {
+  Error error{ErrorCode::invalid_input, "", {}};
+  bool first = true;
+  for (const auto& diagnostic : diagnostics) {
+    if (diagnostic.severity != workflow::Severity::error) continue;
+    if (first) {
+      error.where = diagnostic.where;
+      error.message = diagnostic.message;
+      first = false;
+    } else {
+      error.message += "\n" + diagnostic.to_string();
+    }
+  }
+  return error;
+}
+
+Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
+  using json = nlohmann::ordered_json;
+  KILN_TRY(auto repo, inspect_repository(options.repository));
+  KILN_TRY(auto event, make_event(options, repo));
+  KILN_TRY(auto selection, select_workflows(options, repo, event));
+  if (workflow::has_errors(selection.diagnostics))
+    return std::unexpected(diagnostics_error(selection.diagnostics));
+
+  json plan = {{"event",
+                {{"name", event.name},
+                 {"ref", event.ref},
+                 {"sha", event.sha},
+                 {"changed_files", event.changed_files_known ? json(event.changed_files)
+                                                             : json(nullptr)}}},
+               {"workflows", json::array()},
+               {"not_triggered", json::array()}};
+  for (const auto& [path, reason] : selection.not_triggered)
+    plan["not_triggered"].push_back({{"workflow", path}, {"reason", reason}});
+
+  for (const auto& selected : selection.triggered) {
+    const auto& wf = selected.workflow;
+    expr::Context context;
+    context.contexts["github"] = {{"event_name", event.name}, {"ref", event.ref},
+                                  {"sha", event.sha}, {"event", event.payload},
+                                  {"repository", repo.name}, {"workflow", selected.name},
+                                  {"run_id", "0"}, {"run_number", "0"}};
+    json inputs = json::object();
+    std::map<std::string, std::string> input_values = event.inputs;
+    if (const auto* trigger = wf.find_trigger("workflow_dispatch");
+        trigger && event.name == "workflow_dispatch") {
+      KILN_TRY(input_values, plan::resolve_dispatch_inputs(*trigger, event.inputs));
+    }
+    for (const auto& [k, v] : input_values) inputs[k] = v;
+    context.contexts["inputs"] = expr::Value::parse(inputs.dump());
+    context.contexts["vars"] = expr::Value::object();
+    context.contexts["secrets"] = expr::Value::object();
+    context.contexts["env"] = expr::Value::object();
+
+    KILN_TRY(auto job_ids, jobs_to_run(wf, options.job_filter));
+    json jobs = json::array();
+    for (const auto& id : job_ids) {
+      const auto& job = *wf.find_job(id);
+      json needs = json::array();
+      for (const auto& need : job.needs) needs.push_back(need.value);
+      json entry = {{"id", job.id},
+                    {"name", job.name ? job.name->value : job.id},
+                    {"needs", needs},
+                    {"if", job.if_condition ? json(job.if_condition->value) : json(nullptr)},
+                    {"runs_on", json::array()},
+                    {"container", job.container ? json(job.container->image.value) : json(nullptr)},
+                    {"services", json::array()},
+                    {"steps", json::array()}};
+      for (const auto& label : job.runs_on.labels) entry["runs_on"].push_back(label.value);
+      for (const auto& [name, service] : job.services)
+        entry["services"].push_back({{"name", name}, {"image", service.image.value}});
+      for (const auto& step : job.steps) {
+        std::string name = step.name ? step.name->value
+                           : step.uses ? "Run " + step.uses->value
+                                       : "Run " + step.run->value.substr(0, step.run->value.find('\n'));
+        entry["steps"].push_back(name);
+      }
+      if (plan_needs_results(job)) {
+        entry["matrix_deferred"] = true;
+        entry["instances"] = json::array();
+      } else {
+        expr::Context job_context = context;
+        expr::Value needs_context = expr::Value::object();
+        for (const auto& need : job.needs)
+          needs_context[need.value] = {{"result", "success"}, {"outputs", expr::Value::object()}};
+        job_context.contexts["needs"] = needs_context;
+        KILN_TRY(auto planned, plan_job(job, job_context, options.matrix_filter));
+        json instances = json::array();
+        for (const auto& instance : planned.instances) {
+          expr::Context instance_context = job_context;
+          instance_context.contexts["matrix"] = instance.matrix.is_null()
+                                                    ? expr::Value::object()
+                                                    : expr::Value::parse(instance.matrix.dump());
+          json labels = json::array();
+          for (const auto& label : job.runs_on.labels) {
+            auto value = expr::interpolate(label.value, instance_context, label.where);
+            labels.push_back(value ? *value : label.value);
+          }
+          instances.push_back({{"key", instance.key},
+                               {"name", instance.name},
+                               {"matrix", instance.matrix},
+                               {"runs_on", labels}});
+        }
+        entry["matrix_deferred"] = false;
+        entry["fail_fast"] = planned.fail_fast;
+        entry["max_parallel"] = planned.max_parallel;
+        entry["instances"] = instances;
+      }
+      jobs.push_back(std::move(entry));
+    }
+    plan["workflows"].push_back({{"workflow", selected.path.string()},
+                                 {"name", selected.name},
+                                 {"jobs", jobs}});
+  }
+  return plan;
+}
+
+std::string plan_text(const nlohmann::ordered_json& plan) {
+  std::string out = fmt::format("event {} {} {}\n", plan["event"]["name"].get<std::string>(),
+                                plan["event"]["ref"].get<std::string>(),
+                                plan["event"]["sha"].get<std::string>().substr(0, 12));
+  for (const auto& wf : plan["workflows"]) {
+    out += fmt::format("\n{} ({})\n", wf["name"].get<std::string>(), wf["workflow"].get<std::string>());
+    for (const auto& job : wf["jobs"]) {
+      std::string needs;
+      for (const auto& need : job["needs"]) needs += (needs.empty() ? "" : ", ") + need.get<std::string>();
+      out += fmt::format("  job {}{}\n", job["id"].get<std::string>(),
+                         needs.empty() ? "" : " (needs " + needs + ")");
+      if (job["matrix_deferred"].get<bool>()) {
+        out += "    matrix: decided when its needs finish\n";
+      } else {
+        for (const auto& instance : job["instances"]) {
+          std::string labels;
+          for (const auto& label : instance["runs_on"])
+            labels += (labels.empty() ? "" : ", ") + label.get<std::string>();
+          out += fmt::format("    {}  runs-on: [{}]\n", instance["key"].get<std::string>(), labels);
+        }
+      }
+      if (!job["container"].is_null())
+        out += fmt::format("    container: {}\n", job["container"].get<std::string>());
+      for (const auto& step : job["steps"]) out += fmt::format("    - {}\n", step.get<std::string>());
+    }
+  }
+  for (const auto& skipped : plan["not_triggered"])
+    out += fmt::format("\nnot triggered: {}: {}\n", skipped["workflow"].get<std::string>(),
+                       skipped["reason"].get<std::string>());
+  return out;
+}
+
+}  // namespace kiln::engine

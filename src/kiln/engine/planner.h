@@ -1,0 +1,69 @@
+#pragma once
+// Planning: which workflows the event triggers, and how a job becomes instances (one per
+// matrix combination) once the contexts it may use (needs outputs) exist.
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/result.h"
+#include "kiln/engine/engine.h"
+#include "kiln/engine/repository.h"
+#include "kiln/plan/event.h"
+#include "kiln/workflow/diagnostic.h"
+#include "kiln/workflow/expr/expr.h"
+#include "kiln/workflow/model.h"
+
+namespace kiln::engine {
+
+struct SelectedWorkflow {
+  std::filesystem::path path;  // as shown to the user: relative to the repository
+  workflow::Workflow workflow;
+  std::string name;  // `name:`, or the path
+};
+
+struct Selection {
+  std::vector<SelectedWorkflow> triggered;
+  std::vector<std::pair<std::string, std::string>> not_triggered;  // (path, reason)
+  workflow::Diagnostics diagnostics;  // of every workflow file, errors and warnings
+};
+
+// Loads every workflow (all of them, so that errors anywhere are reported) and decides which
+// ones the event triggers. With errors in `diagnostics`, nothing should run.
+Result<Selection> select_workflows(const RunOptions& options, const RepositoryInfo& repo,
+                                   const plan::Event& event);
+
+// One instance of a job: the job itself, or one combination of its matrix.
+struct PlannedInstance {
+  std::string key;   // "build" or "build (linux, 3.11)"
+  std::string name;  // the display name
+  nlohmann::ordered_json matrix;  // the combination, or null
+  int index = 0;     // strategy.job-index
+  int total = 1;     // strategy.job-total
+};
+
+struct PlannedJob {
+  std::vector<PlannedInstance> instances;
+  bool fail_fast = true;
+  int max_parallel = 0;  // 0: no limit
+};
+
+// Expands a job's matrix (evaluating its expressions with `context`, which holds github,
+// inputs, vars and needs), names the instances, and applies --matrix filters.
+Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& context,
+                            const std::vector<std::pair<std::string, std::string>>& matrix_filter);
+
+// True when the job's matrix or name refers to `needs`: it can be planned only at run time.
+bool plan_needs_results(const workflow::Job& job);
+
+// One error carrying every error diagnostic, one per line (the first is the error's location).
+Error diagnostics_error(const workflow::Diagnostics& diagnostics);
+
+// The jobs to run for --job filters: those named and, transitively, the jobs they need.
+Result<std::vector<std::string>> jobs_to_run(const workflow::Workflow& workflow,
+                                             const std::vector<std::string>& filter);
+
+}  // namespace kiln::engine

@@ -1,0 +1,222 @@
+#include "kiln/engine/repository.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/subprocess.h"
+
+namespace kiln::engine {
+namespace {
+
+constexpr std::string_view k_zero_sha = "0000000000000000000000000000000000000000";
+
+Result<std::string> git(const std::filesystem::path& cwd, std::vector<std::string> args) {
+  args.insert(args.begin(), "git");
+  KILN_TRY(auto out, core::run_command(args, cwd));
+  if (!out.ok()) {
+    std::string err = out.err.empty() ? out.out : out.err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("git {} failed in {}: {}", args.at(1), cwd.string(), err));
+  }
+  return out.out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string repository_name(const std::filesystem::path& root, const std::string& origin_url) {
+  // git@host:owner/repo.git, https://host/owner/repo(.git), /path/to/repo
+  std::string url = origin_url;
+  while (!url.empty() && (url.back() == '/' || url.back() == '\n')) url.pop_back();
+  if (url.ends_with(".git")) url.resize(url.size() - 4);
+  auto cut = url.find_last_of("/:");
+  if (cut != std::string::npos && cut > 0) {
+    auto owner_cut = url.find_last_of("/:", cut - 1);
+    std::string owner = url.substr(owner_cut == std::string::npos ? 0 : owner_cut + 1,
+                                   cut - (owner_cut == std::string::npos ? 0 : owner_cut + 1));
+    std::string repo = url.substr(cut + 1);
+    if (!owner.empty() && !repo.empty()) return owner + "/" + repo;
+  }
+  return "local/" + root.filename().string();
+}
+
+Result<nlohmann::json> read_event_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorCode::invalid_input, "cannot read the event file", {path.string()});
+  auto payload = nlohmann::json::parse(in, nullptr, false);
+  if (payload.is_discarded() || !payload.is_object())
+    return make_error(ErrorCode::invalid_input, "the event file is not a JSON object",
+                      {path.string()});
+  return payload;
+}
+
+std::string string_at(const nlohmann::json& object, const nlohmann::json::json_pointer& ptr,
+                      std::string fallback) {
+  if (object.contains(ptr) && object.at(ptr).is_string()) return object.at(ptr).get<std::string>();
+  return fallback;
+}
+
+}  // namespace
+
+Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path) {
+  RepositoryInfo info;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec))
+    return make_error(ErrorCode::invalid_input, "no such directory", {path.string()});
+  // One call for the top level, HEAD and its symbolic name.
+  auto head = git(path, {"rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD"});
+  if (!head)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{} is not a git repository with a commit (kiln runs the "
+                                  "workflows of a git repository: git init, then commit)",
+                                  path.string()));
+  auto parts = lines_of(*head);
+  if (parts.size() < 2)
+    return make_error(ErrorCode::invalid_input, "unexpected output of git rev-parse");
+  info.root = parts[0];
+  info.head_sha = parts[1];
+  if (parts.size() > 2 && parts[2].starts_with("refs/")) info.head_ref = parts[2];
+
+  KILN_TRY(auto meta, git(info.root, {"log", "-1", "--format=%P%n%an%n%ae%n%s", "HEAD"}));
+  auto meta_lines = std::vector<std::string>{};
+  {
+    std::istringstream in(meta);
+    for (std::string line; std::getline(in, line);) meta_lines.push_back(line);
+  }
+  if (!meta_lines.empty()) info.parent_sha = meta_lines[0].substr(0, meta_lines[0].find(' '));
+  if (meta_lines.size() > 1) info.author_name = meta_lines[1];
+  if (meta_lines.size() > 2) info.author_email = meta_lines[2];
+  if (meta_lines.size() > 3) info.subject = meta_lines[3];
+
+  // Remote and default branch from the config file: cheaper than more git processes.
+  auto config = git(info.root, {"config", "--get-regexp", "^remote\\.origin\\.url$|^init\\.defaultbranch$"});
+  std::string origin_url;
+  if (config)
+    for (auto& line : lines_of(*config))
+      if (line.starts_with("remote.origin.url ")) origin_url = line.substr(18);
+  info.name = repository_name(info.root, origin_url);
+  auto branch_exists = [&](const std::string& name) {
+    return std::filesystem::exists(info.root / ".git" / "refs" / "heads" / name, ec) ||
+           info.head_ref == "refs/heads/" + name;
+  };
+  auto origin_head = info.root / ".git" / "refs" / "remotes" / "origin" / "HEAD";
+  if (std::ifstream in(origin_head); in) {
+    std::string line;
+    std::getline(in, line);
+    constexpr std::string_view prefix = "ref: refs/remotes/origin/";
+    if (line.starts_with(prefix)) info.default_branch = line.substr(prefix.size());
+  }
+  if (info.default_branch.empty()) {
+    if (branch_exists("main")) info.default_branch = "main";
+    else if (branch_exists("master")) info.default_branch = "master";
+    else if (info.head_ref.starts_with("refs/heads/")) info.default_branch = info.head_ref.substr(11);
+    else info.default_branch = "main";
+  }
+  return info;
+}
+
+Result<std::vector<std::string>> changed_files(const RepositoryInfo& repo, const std::string& from,
+                                               const std::string& to) {
+  std::vector<std::string> args;
+  if (from.empty() || from == k_zero_sha)
+    args = {"ls-tree", "-r", "--name-only", to};
+  else
+    args = {"diff", "--name-only", "--no-renames", from, to};
+  KILN_TRY(auto out, git(repo.root, args));
+  return lines_of(out);
+}
+
+Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& repo) {
+  plan::Event event;
+  event.name = options.event_name;
+  nlohmann::json payload = nlohmann::json::object();
+  if (options.event_file) {
+    KILN_TRY(payload, read_event_file(*options.event_file));
+  }
+  const std::string branch =
+      repo.head_ref.starts_with("refs/heads/") ? repo.head_ref.substr(11) : std::string{};
+  nlohmann::json repository = {
+      {"name", repo.name.substr(repo.name.find('/') + 1)},
+      {"full_name", repo.name},
+      {"default_branch", repo.default_branch},
+      {"owner", {{"login", repo.name.substr(0, repo.name.find('/'))}}},
+  };
+  if (!payload.contains("repository")) payload["repository"] = repository;
+  using ptr = nlohmann::json::json_pointer;
+
+  if (event.name == "push") {
+    event.ref = string_at(payload, ptr("/ref"), repo.head_ref.empty() ? "refs/heads/HEAD" : repo.head_ref);
+    event.sha = string_at(payload, ptr("/after"), repo.head_sha);
+    event.before = string_at(payload, ptr("/before"),
+                             repo.parent_sha.empty() ? std::string(k_zero_sha) : repo.parent_sha);
+    payload["ref"] = event.ref;
+    payload["after"] = event.sha;
+    payload["before"] = event.before;
+    if (!payload.contains("head_commit"))
+      payload["head_commit"] = {{"id", event.sha},
+                                {"message", repo.subject},
+                                {"author", {{"name", repo.author_name}, {"email", repo.author_email}}}};
+    if (event.ref.starts_with("refs/heads/") || event.ref.starts_with("refs/tags/")) {
+      KILN_TRY(event.changed_files, changed_files(repo, event.before, event.sha));
+      event.changed_files_known = true;
+    }
+  } else if (event.name == "pull_request" || event.name == "pull_request_target") {
+    event.base_ref = string_at(payload, ptr("/pull_request/base/ref"), repo.default_branch);
+    event.head_ref = string_at(payload, ptr("/pull_request/head/ref"), branch.empty() ? "HEAD" : branch);
+    event.sha = string_at(payload, ptr("/pull_request/head/sha"), repo.head_sha);
+    int number = payload.contains(ptr("/pull_request/number")) &&
+                         payload.at(ptr("/pull_request/number")).is_number_integer()
+                     ? payload.at(ptr("/pull_request/number")).get<int>()
+                     : 1;
+    event.ref = fmt::format("refs/pull/{}/merge", number);
+    if (!payload.contains("action")) payload["action"] = "synchronize";
+    if (!payload.contains("number")) payload["number"] = number;
+    auto& pr = payload["pull_request"];
+    if (!pr.contains("number")) pr["number"] = number;
+    if (!pr.contains("head")) pr["head"] = {{"ref", event.head_ref}, {"sha", event.sha}};
+    if (!pr.contains("base")) pr["base"] = {{"ref", event.base_ref}};
+    if (!pr.contains("title")) pr["title"] = repo.subject;
+    // Changed files of a pull request: from the merge base with the base branch.
+    auto base = git(repo.root, {"merge-base", event.base_ref, event.sha});
+    if (base) {
+      std::string merge_base = lines_of(*base).empty() ? "" : lines_of(*base)[0];
+      if (!pr["base"].contains("sha")) pr["base"]["sha"] = merge_base;
+      KILN_TRY(event.changed_files, changed_files(repo, merge_base, event.sha));
+      event.changed_files_known = true;
+    }
+  } else if (event.name == "workflow_dispatch") {
+    event.ref = string_at(payload, ptr("/ref"), repo.head_ref.empty() ? "refs/heads/HEAD" : repo.head_ref);
+    event.sha = repo.head_sha;
+    payload["ref"] = event.ref;
+    if (!payload.contains("inputs")) payload["inputs"] = nlohmann::json::object();
+    for (auto& [key, value] : payload["inputs"].items())
+      if (value.is_string() && !options.inputs.contains(key))
+        event.inputs[key] = value.get<std::string>();
+    for (auto& [key, value] : options.inputs) {
+      event.inputs[key] = value;
+      payload["inputs"][key] = value;
+    }
+  } else if (event.name == "schedule") {
+    event.ref = "refs/heads/" + repo.default_branch;
+    event.sha = repo.head_sha;
+    if (!payload.contains("schedule")) payload["schedule"] = "";
+  } else {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("unsupported event '{}' (expected push, pull_request, "
+                                  "pull_request_target, workflow_dispatch or schedule)",
+                                  event.name));
+  }
+  event.payload = std::move(payload);
+  return event;
+}
+
+}  // namespace kiln::engine

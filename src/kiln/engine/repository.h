@@ -1,0 +1,34 @@
+#pragma once
+// The git repository a run is for, and the event that starts the run: `kiln run` with no
+// --event is a push of the current HEAD; other events are built from git and --event-file.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kiln/core/result.h"
+#include "kiln/engine/engine.h"
+#include "kiln/plan/event.h"
+
+namespace kiln::engine {
+
+struct RepositoryInfo {
+  std::filesystem::path root;   // the work tree's top level
+  std::string name;             // "owner/repo" from the origin remote, else "local/<dir>"
+  std::string head_sha;
+  std::string head_ref;         // "refs/heads/main"; empty when HEAD is detached
+  std::string parent_sha;       // HEAD's first parent; empty for a root commit
+  std::string default_branch;   // origin's HEAD, else main or master where it exists, else the current branch
+  std::string author_name, author_email, subject;
+};
+
+Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path);
+
+// Files changed between two commits (`from` empty: every file of `to`).
+Result<std::vector<std::string>> changed_files(const RepositoryInfo& repo, const std::string& from,
+                                               const std::string& to);
+
+// The event of a run, with github.event's payload filled the way GitHub fills it.
+Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& repo);
+
+}  // namespace kiln::engine

@@ -1,0 +1,56 @@
+#pragma once
+// Masker: replaces secret values with "***" in everything a job prints. One Masker is shared by
+// all steps of a job (and may be shared by a whole run), because `::add-mask::` in one step masks
+// the value in every later line of the job. Thread-safe: steps of parallel jobs may read it while
+// another adds a value.
+//
+// What is masked (decided here, following GitHub where it is documented):
+//  - every value passed to add(), whole, and each of its lines on its own (a multi-line secret
+//    printed line by line is masked line by line); a trailing "\r" of a line is dropped;
+//  - values that are empty or only whitespace are ignored (masking "" or " " would destroy the
+//    log and protects nothing); any other value is masked whatever its length, as GitHub does,
+//    unless the Masker was made with a larger min_length;
+//  - occurrences may overlap: the union of all matched ranges is replaced, each maximal range by
+//    one "***", so a longer secret is never half revealed by a shorter one inside it.
+
+#include <cstddef>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::exec {
+
+class Masker {
+ public:
+  static constexpr std::string_view k_mask = "***";
+
+  explicit Masker(std::size_t min_length = 1) : min_length_(min_length == 0 ? 1 : min_length) {}
+  Masker(const Masker&) = delete;
+  Masker& operator=(const Masker&) = delete;
+
+  // Registers a secret (see above for what is masked).
+  void add(std::string_view secret);
+
+  // `text` with every registered value replaced by "***".
+  std::string mask(std::string_view text) const;
+
+  // For text that will be continued (a long line delivered in pieces): how many bytes at the end
+  // of `text` could be the beginning of a secret that the next piece completes. The caller holds
+  // them back and prepends them to the next piece, so a secret split across pieces is masked.
+  std::size_t hold_back(std::string_view text) const;
+
+  // How many distinct values are masked.
+  std::size_t size() const;
+
+ private:
+  void add_one(std::string_view value);  // requires mutex_ held exclusively
+
+  std::size_t min_length_;
+  mutable std::shared_mutex mutex_;
+  std::vector<std::string> values_;  // distinct, longest first
+  // values_ indexes by first byte, so mask() looks only at values that can start at a position.
+  std::vector<std::size_t> by_first_byte_[256];
+};
+
+}  // namespace kiln::exec

@@ -1,0 +1,124 @@
+#include "kiln/exec/process_tracker.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace kiln::exec {
+namespace {
+
+std::string read_proc_file(pid_t pid, const char* name) {
+  std::ifstream in(fmt::format("/proc/{}/{}", pid, name), std::ios::binary);
+  if (!in) return {};
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string process_name(pid_t pid) {
+  auto comm = read_proc_file(pid, "comm");
+  while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\r')) comm.pop_back();
+  return comm.empty() ? std::string("?") : comm;
+}
+
+// The process group from /proc/PID/stat (field 5, after the parenthesised name).
+std::optional<pid_t> process_group(pid_t pid) {
+  auto stat = read_proc_file(pid, "stat");
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  char state = 0;
+  int ppid = 0, pgrp = 0;
+  if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &state, &ppid, &pgrp) != 3) {
+    return std::nullopt;
+  }
+  return static_cast<pid_t>(pgrp);
+}
+
+bool environment_has(std::string_view environ_text, std::string_view entry) {
+  std::size_t start = 0;
+  while (start < environ_text.size()) {
+    auto end = environ_text.find('\0', start);
+    if (end == std::string_view::npos) end = environ_text.size();
+    if (environ_text.substr(start, end - start) == entry) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string new_job_token() {
+  std::random_device random;
+  std::uint64_t a = (std::uint64_t{random()} << 32) ^ random();
+  std::uint64_t b =
+      (std::uint64_t{random()} << 32) ^ random() ^ static_cast<std::uint64_t>(::getpid());
+  return fmt::format("kiln-{:016x}{:016x}", a, b);
+}
+
+std::vector<pid_t> find_job_processes(std::string_view token) {
+  std::vector<pid_t> found;
+  if (token.empty()) return found;
+  const std::string entry = fmt::format("{}={}", k_job_token_variable, token);
+  const pid_t self = ::getpid();
+  const uid_t uid = ::geteuid();
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == self) continue;
+    struct stat info {};
+    if (::stat(it->path().c_str(), &info) != 0 || info.st_uid != uid) continue;
+    // Unreadable (gone, or not ours) and zombies (empty environ) simply do not match.
+    if (environment_has(read_proc_file(pid, "environ"), entry)) found.push_back(pid);
+  }
+  return found;
+}
+
+Result<std::vector<std::string>> kill_job_processes(std::string_view token,
+                                                    std::chrono::milliseconds patience) {
+  if (token.empty()) return fail(ErrorCode::internal, "kill_job_processes: empty job token");
+  if (!std::filesystem::is_directory("/proc/self")) {
+    return fail(ErrorCode::unsupported, "kill_job_processes needs /proc");
+  }
+  const pid_t own_group = ::getpgrp();
+  const auto give_up = std::chrono::steady_clock::now() + patience;
+  std::map<pid_t, std::string> killed;  // pid -> name, each reported once
+  std::vector<std::string> report;
+  while (true) {
+    auto pids = find_job_processes(token);
+    if (pids.empty()) break;
+    if (std::chrono::steady_clock::now() >= give_up) {
+      for (pid_t pid : pids)
+        report.push_back(fmt::format("pid {} ({}) did not die", pid, process_name(pid)));
+      break;
+    }
+    // Stop them all first, so that none forks a replacement while the others die.
+    for (pid_t pid : pids) ::kill(pid, SIGSTOP);
+    for (pid_t pid : pids) {
+      auto name = process_name(pid);
+      auto group = process_group(pid);
+      // The group may hold members that cleared their environment; never our own group.
+      if (group && *group > 1 && *group != own_group) ::kill(-*group, SIGKILL);
+      if (::kill(pid, SIGKILL) == 0 && !killed.contains(pid)) {
+        killed.emplace(pid, name);
+        report.push_back(fmt::format("pid {} ({})", pid, name));
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return report;
+}
+
+}  // namespace kiln::exec

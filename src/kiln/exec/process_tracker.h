@@ -1,0 +1,40 @@
+#pragma once
+// Job process tracking: every step of a job runs with KILN_JOB_TOKEN=<token> in its environment,
+// and every process it starts inherits it, including those that leave the step's process group
+// (`setsid sleep 300 &`, a double-forked daemon, `nohup server &`). At the end of a job,
+// kill_job_processes() finds them by scanning /proc/*/environ and SIGKILLs them, so no job
+// leaves processes behind (holding GPU memory, ports, files). It needs nothing but /proc: no
+// cgroup, no privileges beyond owning the processes.
+//
+// A process that empties its own environment (env -i, some daemons) is missed, unless it is in
+// the process group of one that is found: the groups of found processes are killed too.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/core/result.h"
+
+namespace kiln::exec {
+
+inline constexpr std::string_view k_job_token_variable = "KILN_JOB_TOKEN";
+
+// A new token, unique across jobs and hosts ("kiln-" and 32 hex digits).
+std::string new_job_token();
+
+// Processes of this user, other than this process, whose environment holds
+// KILN_JOB_TOKEN=<token> exactly. Zombies (whose environment is gone) are not included.
+std::vector<pid_t> find_job_processes(std::string_view token);
+
+// Kills every process find_job_processes() finds, and their process groups, and scans again
+// until none is left (a process may fork while we kill) or `patience` has passed. Returns one
+// description per killed process, "pid 1234 (sleep)", for the job log; a process still there
+// after `patience` (stuck in the kernel) is reported as "pid 1234 (name) did not die".
+// An empty token is an error: it would match nothing useful and may be a bug in the caller.
+Result<std::vector<std::string>> kill_job_processes(
+    std::string_view token, std::chrono::milliseconds patience = std::chrono::seconds(2));
+
+}  // namespace kiln::exec

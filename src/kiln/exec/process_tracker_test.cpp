@@ -1,0 +1,112 @@
+#include "kiln/exec/process_tracker.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "kiln/core/subprocess.h"
+
+namespace kiln::exec {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return false;
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+// Runs `script` with the job token in its environment; returns the pids it printed.
+std::vector<pid_t> start_daemons(const std::string& token, const std::string& script) {
+  auto env = core::current_environment();
+  env["KILN_JOB_TOKEN"] = token;
+  auto out = core::run_command({"bash", "-c", script}, {}, env, 5s);
+  EXPECT_TRUE(out) << (out ? "" : out.error().to_string());
+  std::vector<pid_t> pids;
+  if (!out) return pids;
+  std::istringstream in(out->out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) pids.push_back(std::stoi(line));
+  return pids;
+}
+
+TEST(ProcessTracker, TokensAreUnique) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 100; ++i) {
+    auto t = new_job_token();
+    EXPECT_TRUE(t.starts_with("kiln-"));
+    EXPECT_EQ(t.size(), 37u);
+    EXPECT_TRUE(seen.insert(t).second);
+  }
+}
+
+TEST(ProcessTracker, KillsSetsidAndDoubleForkedDaemons) {
+  auto token = new_job_token();
+  auto other = new_job_token();
+  // Each escapes the step's process group or its parent in a different way; all of them
+  // keep the environment. Output goes to /dev/null so run_command does not wait for them.
+  auto pids = start_daemons(token, R"SH(
+setsid sleep 300 >/dev/null 2>&1 < /dev/null &
+echo $!
+( sleep 301 >/dev/null 2>&1 < /dev/null & echo $! ) &
+wait $!
+nohup sleep 302 >/dev/null 2>&1 < /dev/null &
+echo $!
+tmp=$(mktemp)
+setsid bash -c 'sleep 303 & echo $!; wait' >"$tmp" 2>/dev/null < /dev/null &
+for i in $(seq 100); do [ -s "$tmp" ] && break; sleep 0.01; done
+cat "$tmp"; rm -f "$tmp"
+)SH");
+  ASSERT_EQ(pids.size(), 4u);
+  auto bystander = start_daemons(other, "sleep 304 >/dev/null 2>&1 </dev/null & echo $!");
+  ASSERT_EQ(bystander.size(), 1u);
+  for (pid_t pid : pids) EXPECT_TRUE(alive(pid)) << pid;
+
+  auto found = find_job_processes(token);
+  for (pid_t pid : pids) EXPECT_NE(std::find(found.begin(), found.end(), pid), found.end()) << pid;
+
+  auto killed = kill_job_processes(token);
+  ASSERT_TRUE(killed) << killed.error().to_string();
+  // The four sleeps and the setsid'd bash that waits for the last one.
+  EXPECT_EQ(killed->size(), 5u);
+  for (pid_t pid : pids) {
+    for (int i = 0; i < 200 && alive(pid); ++i) std::this_thread::sleep_for(5ms);
+    EXPECT_FALSE(alive(pid)) << pid;
+    EXPECT_NE(std::find(killed->begin(), killed->end(), fmt::format("pid {} (sleep)", pid)),
+              killed->end());
+  }
+  EXPECT_TRUE(find_job_processes(token).empty());
+  // Another job's process is untouched.
+  EXPECT_TRUE(alive(bystander[0]));
+  auto cleanup = kill_job_processes(other);
+  ASSERT_TRUE(cleanup);
+  EXPECT_EQ(cleanup->size(), 1u);
+}
+
+TEST(ProcessTracker, NothingToKill) {
+  auto killed = kill_job_processes(new_job_token());
+  ASSERT_TRUE(killed);
+  EXPECT_TRUE(killed->empty());
+  EXPECT_FALSE(kill_job_processes(""));
+}
+
+TEST(ProcessTracker, MatchesTheWholeEntryOnly) {
+  auto token = new_job_token();
+  // A token that merely starts with ours is another job's.
+  auto pids = start_daemons(token + "x", "sleep 300 >/dev/null 2>&1 </dev/null & echo $!");
+  ASSERT_EQ(pids.size(), 1u);
+  EXPECT_TRUE(find_job_processes(token).empty());
+  EXPECT_EQ(find_job_processes(token + "x"), pids);
+  ASSERT_TRUE(kill_job_processes(token + "x"));
+}
+
+}  // namespace
+}  // namespace kiln::exec

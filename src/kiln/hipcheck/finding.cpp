@@ -1,0 +1,117 @@
+#include "kiln/hipcheck/finding.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace kiln::hipcheck {
+
+namespace {
+
+constexpr std::array<RuleInfo, 13> k_rules{{
+    {Rule::cuda_api, "cuda-api", "Use of a CUDA API (runtime, driver, device or library)",
+     "Convertible names have the HIP name in the message (hipify-clang or hipify-perl rewrite "
+     "them); unsupported ones have no HIP equivalent and need a different design."},
+    {Rule::cuda_header, "cuda-header", "#include of a CUDA header",
+     "Include the HIP header named in the message instead."},
+    {Rule::kernel_launch, "kernel-launch", "CUDA kernel launch with <<<...>>>",
+     "hipcc accepts the triple-chevron syntax; hipify rewrites it to hipLaunchKernelGGL."},
+    {Rule::inline_ptx, "inline-ptx", "Inline PTX assembly",
+     "PTX does not run on AMD GPUs: use a HIP intrinsic or a portable C++ expression."},
+    {Rule::cuda_macro, "cuda-macro", "Expansion of a macro whose definition uses CUDA",
+     "Port the macro definition (reported at its own line); this marks where it is used."},
+    {Rule::warp_size_literal, "warp-size-literal", "32-lane warp assumed next to a warp operation",
+     "AMD wavefronts have 64 lanes (32 on RDNA in wave32 mode): use warpSize."},
+    {Rule::warp_mask_32bit, "warp-mask-32bit", "32-bit lane mask used with a warp operation",
+     "Lane masks are 64-bit on AMD: use a 64-bit mask (e.g. __activemask() or ~0ull)."},
+    {Rule::lane_id_32, "lane-id-32", "Lane index computed for 32-lane warps",
+     "Use threadIdx.x % warpSize (or __lane_id())."},
+    {Rule::warp_id_32, "warp-id-32", "Warp index computed for 32-lane warps",
+     "Use threadIdx.x / warpSize."},
+    {Rule::warp_size_constant, "warp-size-constant", "Warp size defined as the constant 32",
+     "Use warpSize (a device constant) or make the constant depend on the target."},
+    {Rule::activemask, "activemask", "__activemask() returns a 64-bit mask on AMD",
+     "Store the result in a 64-bit integer and do not compare it with 0xffffffff."},
+    {Rule::syncwarp, "syncwarp", "__syncwarp() has no exact HIP equivalent",
+     "Wavefronts run in lock-step on AMD; use __syncthreads() or a wave barrier where needed."},
+    {Rule::cooperative_groups, "cooperative-groups", "Cooperative-groups feature HIP lacks",
+     "HIP's cooperative groups have no such member: rewrite with HIP primitives."},
+}};
+
+}  // namespace
+
+std::string_view category_name(Category category) {
+  switch (category) {
+    case Category::convertible: return "convertible";
+    case Category::unsupported: return "unsupported";
+    case Category::hazard: return "hazard";
+  }
+  return "unknown";
+}
+
+std::span<const RuleInfo> rules() { return k_rules; }
+
+const RuleInfo& rule_info(Rule rule) { return k_rules[static_cast<std::size_t>(rule)]; }
+
+std::string_view api_status_name(ApiStatus status) {
+  switch (status) {
+    case ApiStatus::none: return "";
+    case ApiStatus::convertible: return "convertible";
+    case ApiStatus::unsupported: return "unsupported";
+    case ApiStatus::deprecated: return "deprecated";
+    case ApiStatus::removed: return "removed";
+  }
+  return "";
+}
+
+namespace {
+constexpr std::uint64_t k_fnv_offset = 1469598103934665603ull;
+constexpr std::uint64_t k_fnv_prime = 1099511628211ull;
+}  // namespace
+
+std::uint64_t line_fingerprint(std::string_view line) {
+  // The line with leading and trailing blanks dropped and inner runs of blanks as one space.
+  std::uint64_t h = k_fnv_offset;
+  bool pending_blank = false;
+  bool started = false;
+  for (char c : line) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f') {
+      pending_blank = started;
+      continue;
+    }
+    if (pending_blank) h = (h ^ ' ') * k_fnv_prime;
+    pending_blank = false;
+    started = true;
+    h = (h ^ static_cast<unsigned char>(c)) * k_fnv_prime;
+  }
+  return h;
+}
+
+std::uint64_t compute_fingerprint(Rule rule, std::string_view name, std::uint64_t line_hash) {
+  std::uint64_t h = k_fnv_offset;
+  for (char c : rule_info(rule).id) h = (h ^ static_cast<unsigned char>(c)) * k_fnv_prime;
+  h = (h ^ 0xff) * k_fnv_prime;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * k_fnv_prime;
+  h = (h ^ 0xff) * k_fnv_prime;
+  for (int shift = 0; shift < 64; shift += 8)
+    h = (h ^ ((line_hash >> shift) & 0xff)) * k_fnv_prime;
+  return h;
+}
+
+std::string fingerprint_hex(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
+
+std::optional<std::uint64_t> parse_fingerprint(std::string_view hex) {
+  if (hex.size() != 16) return std::nullopt;
+  std::uint64_t value = 0;
+  for (char c : hex) {
+    std::uint64_t d;
+    if (c >= '0' && c <= '9') d = static_cast<std::uint64_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') d = static_cast<std::uint64_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') d = static_cast<std::uint64_t>(c - 'A' + 10);
+    else return std::nullopt;
+    value = value << 4 | d;
+  }
+  return value;
+}
+
+}  // namespace kiln::hipcheck

@@ -1,0 +1,75 @@
+#pragma once
+// What hipcheck reports: one Finding per CUDA use or warp-size hazard, with its rule, its
+// category (which decides --fail-on) and, for a convertible use, what HIP calls it.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace kiln::hipcheck {
+
+// The three kinds a finding can be; --fail-on and the summary count by these.
+enum class Category : std::uint8_t {
+  convertible,  // a CUDA use with a HIP equivalent (hipify can convert it)
+  unsupported,  // a CUDA use with no HIP equivalent: the port is blocked here
+  hazard,       // code that compiles for HIP but assumes 32-lane warps or CUDA-only behaviour
+};
+std::string_view category_name(Category category);
+
+enum class Rule : std::uint8_t {
+  cuda_api,            // a name from the HIPIFY tables (runtime, driver, device, libraries)
+  cuda_header,         // #include of a CUDA header
+  kernel_launch,       // kernel<<<grid, block>>>(...)
+  inline_ptx,          // asm("...") with PTX
+  cuda_macro,          // expansion of a macro whose definition uses CUDA
+  warp_size_literal,   // 16/31/32 hard-coded next to a warp operation
+  warp_mask_32bit,     // 0xffffffff as a warp mask (wavefronts are 64 lanes)
+  lane_id_32,          // lane = threadIdx.x & 31 (or % 32)
+  warp_id_32,          // warp = tid >> 5 (or / 32)
+  warp_size_constant,  // #define WARP_SIZE 32, constexpr int kWarpSize = 32
+  activemask,          // __activemask()
+  syncwarp,            // __syncwarp()
+  cooperative_groups,  // a cooperative-groups feature HIP lacks
+};
+
+struct RuleInfo {
+  Rule rule;
+  std::string_view id;           // stable: baselines and SARIF ruleId use it
+  std::string_view description;  // one line
+  std::string_view help;         // what to do about it
+};
+std::span<const RuleInfo> rules();
+const RuleInfo& rule_info(Rule rule);
+
+// How the HIPIFY tables classify a CUDA name (cuda_api findings only).
+enum class ApiStatus : std::uint8_t { none, convertible, unsupported, deprecated, removed };
+std::string_view api_status_name(ApiStatus status);
+
+// One finding. The file it is in is the FileScan that holds it (scanner.h).
+struct Finding {
+  int line = 0;
+  int column = 0;      // 1-based, Unicode code points
+  int end_column = 0;  // one past the reported token
+  Rule rule = Rule::cuda_api;
+  Category category = Category::convertible;
+  ApiStatus status = ApiStatus::none;
+  std::string name;         // the CUDA name, header, macro or literal the finding is about
+  std::string replacement;  // the HIP name or header, when there is one
+  std::string_view library;  // "CUDA Runtime", "cuBLAS", ... for cuda_api (static text)
+  std::string message;
+  // Stable across line moves: a hash of the rule, the name and the text of the finding's line
+  // with blanks collapsed. Shown as 16 hex digits (fingerprint_hex).
+  std::uint64_t fingerprint = 0;
+  bool baselined = false;  // accepted by --baseline
+};
+
+// The line's part of a fingerprint (computed once per line), then the finding's.
+std::uint64_t line_fingerprint(std::string_view line);
+std::uint64_t compute_fingerprint(Rule rule, std::string_view name, std::uint64_t line_hash);
+std::string fingerprint_hex(std::uint64_t fingerprint);
+// Parses 16 hex digits; nothing for anything else.
+std::optional<std::uint64_t> parse_fingerprint(std::string_view hex);
+
+}  // namespace kiln::hipcheck

@@ -1,0 +1,487 @@
+#include "kiln/hipcheck/scanner.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "kiln/hipcheck/headers.h"
+#include "kiln/hipcheck/scanner_impl.h"
+
+namespace kiln::hipcheck {
+
+bool is_cuda_file(std::string_view path) {
+  return path.ends_with(".cu") || path.ends_with(".cuh");
+}
+
+namespace detail {
+
+namespace {
+
+// Warp intrinsics: a literal 32 or a 32-bit mask next to one assumes 32-lane warps.
+constexpr std::array<std::string_view, 25> k_warp_intrinsics{
+    "__shfl",           "__shfl_up",         "__shfl_down",       "__shfl_xor",
+    "__shfl_sync",      "__shfl_up_sync",    "__shfl_down_sync",  "__shfl_xor_sync",
+    "__ballot",         "__ballot_sync",     "__any",             "__all",
+    "__any_sync",       "__all_sync",        "__uni_sync",        "__activemask",
+    "__syncwarp",       "__match_any_sync",  "__match_all_sync",  "__reduce_add_sync",
+    "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync",
+    "__reduce_xor_sync"};
+// Members of a cooperative-groups tile that are warp operations.
+constexpr std::array<std::string_view, 7> k_warp_members{
+    "shfl", "shfl_up", "shfl_down", "shfl_xor", "ballot", "match_any", "match_all"};
+// Cooperative-groups names HIP (ROCm 6.2) does not provide.
+constexpr std::array<std::string_view, 19> k_cg_missing{
+    "reduce",     "inclusive_scan", "exclusive_scan", "memcpy_async",  "wait",
+    "wait_prior", "labeled_partition", "this_cluster", "cluster_group", "invoke_one",
+    "invoke_one_broadcast", "block_tile_memory", "experimental", "plus", "less",
+    "greater",    "bit_and",        "bit_or",         "bit_xor"};
+// The subset specific enough to recognise without the namespace (after a using-directive).
+constexpr std::array<std::string_view, 8> k_cg_distinct{
+    "memcpy_async", "wait_prior",    "labeled_partition",    "this_cluster",
+    "cluster_group", "invoke_one",   "invoke_one_broadcast", "block_tile_memory"};
+
+template <std::size_t N>
+bool contains(const std::array<std::string_view, N>& set, std::string_view name) {
+  return std::find(set.begin(), set.end(), name) != set.end();
+}
+
+// A device function or type whose name is not CUDA-specific (umin, saturate, float2int): only
+// counted in .cu/.cuh files, and device functions only when called.
+bool generic_name(const ApiEntry& entry) {
+  std::string_view name = entry.cuda_name;
+  if (entry.library != Library::device && entry.library != Library::driver &&
+      entry.library != Library::runtime && entry.library != Library::cudnn)
+    return false;
+  for (std::string_view prefix : {"cu", "CU", "Cu", "__", "nv", "NV", "_CU", "_Cu"})
+    if (name.starts_with(prefix)) return false;
+  return true;
+}
+
+bool looks_like_ptx(std::string_view code) {
+  static constexpr std::string_view k_markers[] = {
+      ".u8",     ".u16",    ".u32",    ".u64",   ".s8",     ".s16",   ".s32",   ".s64",
+      ".b8",     ".b16",    ".b32",    ".b64",   ".f16",    ".f32",   ".f64",   ".pred",
+      ".reg",    ".global", ".shared", ".sync",  ".aligned", "%laneid", "%warpid", "%smid",
+      "%clock",  "%tid",    "%ntid",   "%ctaid", "%lanemask"};
+  for (std::string_view m : k_markers)
+    if (code.find(m) != std::string_view::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+Scanner::Scanner(std::string_view path, std::string_view source, const MacroMap* external,
+                 std::vector<Token>& tokens)
+    : path_(path), source_(source), external_(external && !external->empty() ? external : nullptr),
+      tokens_(tokens), cuda_file_(is_cuda_file(path)), table_(ApiTable::instance()) {
+  out_.path = path_;
+  if (external_) {
+    have_macros_ = true;
+    for (const auto& [name, macro] : *external_) {
+      std::uint64_t h = ApiTable::hash(name);
+      macro_filter_[(h >> 6) & 15] |= 1ull << (h & 63);
+    }
+  }
+}
+
+Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::string name,
+                      std::string message) {
+  const Token& t = tokens_[token];
+  // Findings are kept in (line, column) order as they come: almost all arrive in order, and the
+  // few that do not (a loop header's literal, reported when the loop closes) go in their place.
+  int line = static_cast<int>(t.line);
+  int column = t.column(source_);
+  auto at = out_.findings.end();
+  if (!out_.findings.empty() &&
+      (out_.findings.back().line > line ||
+       (out_.findings.back().line == line && out_.findings.back().column > column))) {
+    at = std::upper_bound(out_.findings.begin(), out_.findings.end(), std::pair(line, column),
+                          [](const std::pair<int, int>& key, const Finding& f) {
+                            return key.first != f.line ? key.first < f.line
+                                                       : key.second < f.column;
+                          });
+  }
+  Finding f;
+  f.line = line;
+  f.column = column;
+  int width = 0;
+  for (char c : t.text(source_))
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++width;
+  f.end_column = f.column + width;
+  f.rule = rule;
+  f.category = category;
+  if (t.line_start != line_hash_start_ || out_.findings.empty()) {
+    std::size_t end = source_.find('\n', t.line_start);
+    if (end == std::string_view::npos) end = source_.size();
+    line_hash_ = line_fingerprint(source_.substr(t.line_start, end - t.line_start));
+    line_hash_start_ = t.line_start;
+  }
+  f.fingerprint = compute_fingerprint(rule, name, line_hash_);
+  f.name = std::move(name);
+  f.message = std::move(message);
+  return *out_.findings.insert(at, std::move(f));
+}
+
+FileScan Scanner::run() {
+  LexStats stats = lex(source_, tokens_);
+  out_.lines = stats.lines;
+  out_.code_lines = stats.code_lines;
+  std::size_t i = 0;
+  while (i < tokens_.size()) {
+    if (tokens_[i].flags & k_directive_hash) {
+      i = directive(i);
+      continue;
+    }
+    code_token(i, false);
+    ++i;
+  }
+  end_statement();
+  return std::move(out_);
+}
+
+std::size_t Scanner::directive(std::size_t hash) {
+  std::size_t end = hash + 1;
+  while (end < tokens_.size() && (tokens_[end].flags & k_in_directive) &&
+         !(tokens_[end].flags & k_directive_hash))
+    ++end;
+  if (hash + 1 >= end || !is_ident(hash + 1)) return end;
+  std::string_view name = text(hash + 1);
+  if (name == "include" || name == "include_next" || name == "import") {
+    if (hash + 2 < end && tokens_[hash + 2].kind == TokenKind::header_name) {
+      std::string_view quoted = text(hash + 2);
+      std::string_view header = quoted.substr(1, quoted.size() >= 2 ? quoted.size() - 2 : 0);
+      if (quoted.size() < 2 || (quoted.back() != '>' && quoted.back() != '"'))
+        header = quoted.substr(1);
+      if (auto match = classify_header(header)) {
+        if (match->hip.empty()) {
+          add(Rule::cuda_header, Category::unsupported, hash + 2, std::string(header),
+              fmt::format("CUDA header <{}> has no known HIP equivalent", header));
+        } else {
+          add(Rule::cuda_header, Category::convertible, hash + 2, std::string(header),
+              fmt::format("CUDA header <{}>: include <{}>", header, match->hip))
+              .replacement = std::string(match->hip);
+        }
+      }
+    }
+  } else if (name == "define") {
+    define(hash, end);
+  } else if (name == "undef") {
+    if (hash + 2 < end && is_ident(hash + 2)) {
+      local_macros_.erase(text(hash + 2));
+      shadowed_.insert(text(hash + 2));
+      defined_names_.erase(text(hash + 2));
+    }
+  } else if (name == "if" || name == "elif" || name == "ifdef" || name == "ifndef") {
+    // A version or feature test names CUDA as much as code does; these lines are their own
+    // statements for the warp rules.
+    WarpState saved = std::move(warp_);
+    warp_ = WarpState{};
+    for (std::size_t k = hash + 2; k < end; ++k) code_token(k, true);
+    end_statement();
+    warp_ = std::move(saved);
+  }
+  return end;
+}
+
+void Scanner::define(std::size_t hash, std::size_t end) {
+  std::size_t name_at = hash + 2;
+  if (name_at >= end || !is_ident(name_at)) return;
+  std::string_view name = text(name_at);
+  bool function_like = name_at + 1 < end && is_punct(name_at + 1, "(") &&
+                       tok(name_at + 1).offset == tok(name_at).offset + tok(name_at).length;
+  std::size_t body = name_at + 1;
+  if (function_like) {
+    while (body < end && !is_punct(body, ")")) ++body;
+    if (body < end) ++body;
+  }
+  local_macros_.erase(name);
+  shadowed_.insert(name);
+  constants_.erase(name);
+  defined_names_.insert(name);
+
+  // An object-like macro that is one number: a named constant for the warp rules.
+  if (!function_like) {
+    std::size_t b = body, e = end;
+    while (e - b >= 3 && is_punct(b, "(") && is_punct(e - 1, ")")) ++b, --e;
+    if (e - b == 1 && tok(b).kind == TokenKind::number) {
+      if (auto value = integer_value(text(b))) {
+        if (*value == 32 && is_warp_name(name)) {
+          add(Rule::warp_size_constant, Category::hazard, b, std::string(name),
+              fmt::format("{} is defined as 32: AMD wavefronts have 64 lanes (use warpSize)",
+                          name));
+          return;
+        }
+        constants_[name] = {*value, tok(b).line};
+        return;
+      }
+    }
+  }
+
+  defining_ = MacroRecord{name, tok(name_at).line, function_like, Category::convertible, {}};
+  WarpState saved = std::move(warp_);
+  warp_ = WarpState{};
+  for (std::size_t k = body; k < end; ++k) code_token(k, false);
+  end_statement();
+  warp_ = std::move(saved);
+  MacroRecord record = std::move(*defining_);
+  defining_.reset();
+  if (record.uses.empty()) return;
+  CudaMacro macro{std::string(name), path_, static_cast<int>(record.line), function_like,
+                  record.category, std::move(record.uses)};
+  shadowed_.erase(name);
+  out_.macros.push_back(macro);
+  local_macros_[name] = std::move(macro);
+  std::uint64_t h = ApiTable::hash(name);
+  macro_filter_[(h >> 6) & 15] |= 1ull << (h & 63);
+  have_macros_ = true;
+}
+
+void Scanner::record_use(std::string_view name, Category category) {
+  if (!defining_) return;
+  if (category == Category::unsupported) defining_->category = Category::unsupported;
+  if (std::find(defining_->uses.begin(), defining_->uses.end(), name) == defining_->uses.end())
+    defining_->uses.emplace_back(name);
+}
+
+void Scanner::code_token(std::size_t i, bool in_condition) {
+  const Token& t = tokens_[i];
+  switch (t.kind) {
+    case TokenKind::identifier:
+      identifier(i, in_condition);
+      break;
+    case TokenKind::number:
+      number(i);
+      break;
+    case TokenKind::punct:
+      if (t.length == 3 && !in_condition && text(i) == "<<<") kernel_launch(i);
+      break;
+    default:
+      break;
+  }
+  warp_token(i);
+}
+
+const CudaMacro* Scanner::find_macro(std::string_view name, std::uint64_t h) const {
+  if (!(macro_filter_[(h >> 6) & 15] & (1ull << (h & 63)))) return nullptr;
+  if (auto it = local_macros_.find(name); it != local_macros_.end()) return &it->second;
+  if (!external_ || shadowed_.contains(name)) return nullptr;
+  auto it = external_->find(std::string(name));
+  if (it == external_->end() || it->second.file == path_) return nullptr;
+  return &it->second;
+}
+
+void Scanner::identifier(std::size_t i, bool in_condition) {
+  std::string_view name = text(i);
+
+  if (i > 0 && tokens_[i - 1].kind == TokenKind::punct) {
+    if (is_punct(i - 1, ".") || is_punct(i - 1, "->")) {
+      if (contains(k_warp_members, name)) warp_op(i);
+      return;
+    }
+    if (i >= 2 && is_punct(i - 1, "::")) {
+      if (is_ident(i - 2)) {
+        std::string_view qualifier = text(i - 2);
+        if (std::find(cg_aliases_.begin(), cg_aliases_.end(), qualifier) != cg_aliases_.end())
+          cooperative_member(i, name);
+        return;
+      }
+      if (is_punct(i - 2, ">")) return;  // a member of a template specialisation
+    }
+  }
+
+  if (name.size() > 2 && name[0] == '_' && name[1] == '_') {
+    if (contains(k_warp_intrinsics, name)) {
+      warp_op(i);
+      if (name == "__activemask") {
+        add(Rule::activemask, Category::hazard, i, std::string(name),
+            "__activemask() returns a 64-bit lane mask on AMD GPUs");
+        return;
+      }
+      if (name == "__syncwarp") {
+        add(Rule::syncwarp, Category::hazard, i, std::string(name),
+            "__syncwarp() assumes 32-lane warps and has no exact HIP equivalent");
+        return;
+      }
+    } else if (name == "__asm__" || name == "__asm") {
+      if (!in_condition) inline_asm(i);
+      return;
+    }
+  } else if (name.size() == 3 && name == "asm") {
+    if (!in_condition) inline_asm(i);
+    return;
+  } else if (name.size() == 3 && name == "cub") {
+    if (is_punct(i + 1, "::") && is_ident(i + 2)) cub_use(i);
+    return;
+  } else if (name.size() == 9 && name == "namespace") {
+    // namespace cg = cooperative_groups;   (or = ::cooperative_groups)
+    std::size_t k = i + 3;
+    if (is_punct(k, "::")) ++k;
+    if (is_ident(i + 1) && is_punct(i + 2, "=") && is_ident(k) && text(k) == "cooperative_groups")
+      cg_aliases_.push_back(text(i + 1));
+    return;
+  } else if (name.size() == 5 && name == "using") {
+    if (is_ident(i + 1) && text(i + 1) == "namespace" && is_ident(i + 2) &&
+        text(i + 2) == "cooperative_groups")
+      using_cg_ = true;
+    return;
+  } else if (using_cg_ && contains(k_cg_distinct, name)) {
+    cooperative_member(i, name);
+    return;
+  }
+
+  if (have_macros_ && !in_condition) {
+    if (const CudaMacro* macro = find_macro(name, ApiTable::hash(name))) {
+      if (!macro->function_like || is_punct(i + 1, "(")) {
+        macro_use(i, *macro);
+        return;
+      }
+    }
+  }
+  if (!constants_.empty()) {
+    if (auto c = constants_.find(name); c != constants_.end()) {
+      constant_use(i, c->second.first, name);
+      return;
+    }
+  }
+  if (const ApiEntry* entry = table_.lookup(name)) {
+    if (!defined_names_.empty() && defined_names_.contains(name)) return;
+    if (generic_name(*entry)) {
+      if (!cuda_file_) return;
+      if (entry->library == Library::device && !is_punct(i + 1, "(")) return;
+    }
+    api_use(i, *entry);
+  }
+}
+
+void Scanner::api_use(std::size_t i, const ApiEntry& entry) {
+  std::string_view name = entry.cuda_name;
+  std::string_view hip = entry.hip_name;
+  std::string_view removed = entry.removed;
+  std::string_view deprecated = entry.deprecated;
+  auto since = [](std::string_view version) {
+    return version == "?" ? std::string() : fmt::format(" in CUDA {}", version);
+  };
+  ApiStatus status;
+  Category category;
+  std::string message;
+  if (hip.empty()) {
+    category = Category::unsupported;
+    status = !removed.empty() ? ApiStatus::removed : ApiStatus::unsupported;
+    message = fmt::format("{} ({}) has no HIP equivalent", name, library_name(entry.library));
+    if (!removed.empty()) message += fmt::format("; removed{}", since(removed));
+    else if (!deprecated.empty()) message += fmt::format("; deprecated{}", since(deprecated));
+  } else {
+    category = Category::convertible;
+    status = !removed.empty()      ? ApiStatus::removed
+             : !deprecated.empty() ? ApiStatus::deprecated
+                                   : ApiStatus::convertible;
+    message = fmt::format("{} ({}) -> {}", name, library_name(entry.library), hip);
+    if (!removed.empty()) message += fmt::format("; removed{}", since(removed));
+    else if (!deprecated.empty()) message += fmt::format("; deprecated{}", since(deprecated));
+    if (entry.hip_deprecated) message += fmt::format("; {} is deprecated in HIP", hip);
+    if (entry.hip_experimental) message += fmt::format("; {} is experimental in HIP", hip);
+  }
+  Finding& f = add(Rule::cuda_api, category, i, std::string(name), std::move(message));
+  f.status = status;
+  f.replacement = std::string(hip);
+  f.library = library_name(entry.library);
+  record_use(name, category);
+}
+
+void Scanner::cub_use(std::size_t i) {
+  std::string qualified = fmt::format("cub::{}", text(i + 2));
+  Finding& f = add(Rule::cuda_api, Category::convertible, i, qualified,
+                   fmt::format("{} (CUB) -> hipcub::{}", qualified, text(i + 2)));
+  f.status = ApiStatus::convertible;
+  f.replacement = fmt::format("hipcub::{}", text(i + 2));
+  f.library = library_name(Library::cub);
+  record_use(qualified, Category::convertible);
+}
+
+void Scanner::macro_use(std::size_t i, const CudaMacro& macro) {
+  std::string uses;
+  for (std::size_t k = 0; k < macro.uses.size() && k < 4; ++k)
+    uses += (k ? ", " : "") + macro.uses[k];
+  if (macro.uses.size() > 4) uses += ", ...";
+  std::string where = macro.file == path_ ? fmt::format("line {}", macro.line)
+                                          : fmt::format("{}:{}", macro.file, macro.line);
+  add(Rule::cuda_macro, macro.category, i, macro.name,
+      fmt::format("macro {} uses CUDA ({}); defined at {}", macro.name, uses, where));
+  record_use(macro.name, macro.category);
+}
+
+void Scanner::inline_asm(std::size_t i) {
+  std::size_t k = i + 1;
+  while (is_ident(k) && (text(k) == "volatile" || text(k) == "__volatile__" ||
+                         text(k) == "goto" || text(k) == "inline"))
+    ++k;
+  if (!is_punct(k, "(")) return;
+  bool ptx = cuda_file_;
+  int depth = 0;
+  for (; k < tokens_.size() && !ptx; ++k) {
+    if (is_punct(k, "(")) ++depth;
+    else if (is_punct(k, ")") && --depth == 0) break;
+    else if (tok(k).kind == TokenKind::string && looks_like_ptx(text(k))) ptx = true;
+  }
+  if (!ptx) return;
+  add(Rule::inline_ptx, Category::unsupported, i, std::string(text(i)),
+      "inline PTX assembly does not run on AMD GPUs");
+  record_use("asm", Category::unsupported);
+}
+
+void Scanner::kernel_launch(std::size_t i) {
+  std::size_t at = i;
+  std::string name = "kernel";
+  if (i > 0) {
+    std::size_t j = i - 1;
+    // kernel<T, 4><<<...>>>: step back over the template arguments.
+    if (is_punct(j, ">") || is_punct(j, ">>")) {
+      int depth = 0;
+      while (true) {
+        if (is_punct(j, ">")) depth += 1;
+        else if (is_punct(j, ">>")) depth += 2;
+        else if (is_punct(j, "<")) depth -= 1;
+        if (depth <= 0 || j == 0) break;
+        --j;
+      }
+      if (j > 0) --j;
+    }
+    if (is_ident(j)) {
+      if (text(j) == "operator") return;
+      at = j;
+      name = std::string(text(j));
+    }
+  }
+  add(Rule::kernel_launch, Category::convertible, at, name,
+      fmt::format("kernel launch {}<<<...>>>: hipcc accepts it; hipify writes "
+                  "hipLaunchKernelGGL({}, ...)",
+                  name, name))
+      .replacement = "hipLaunchKernelGGL";
+  record_use(fmt::format("{}<<<>>>", name), Category::convertible);
+}
+
+void Scanner::cooperative_member(std::size_t i, std::string_view name) {
+  if (name == "tiled_partition" || name == "thread_block_tile") {
+    warp_op(i);
+    return;
+  }
+  if (contains(k_cg_missing, name) || (using_cg_ && contains(k_cg_distinct, name))) {
+    add(Rule::cooperative_groups, Category::hazard, i, fmt::format("cooperative_groups::{}", name),
+        fmt::format("cooperative_groups::{} is not provided by HIP", name));
+  }
+}
+
+}  // namespace detail
+
+FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,
+                     std::vector<Token>& tokens) {
+  return detail::Scanner(path, source, external, tokens).run();
+}
+
+FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external) {
+  std::vector<Token> tokens;
+  return scan_source(path, source, external, tokens);
+}
+
+}  // namespace kiln::hipcheck

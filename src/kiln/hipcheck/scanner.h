@@ -1,0 +1,51 @@
+#pragma once
+// Scans one source file: lexes it (lexer.h) and applies every rule to the tokens, so a file is
+// read once. Files are independent except for macros: a macro defined with CUDA in a header and
+// used in a .cu file is reported where it expands, which needs the header's definition. The
+// scan therefore returns the CUDA macros a file defines; hipcheck.cpp rescans only the files
+// whose text contains the name of another file's CUDA macro.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/hipcheck/finding.h"
+#include "kiln/hipcheck/lexer.h"
+
+namespace kiln::hipcheck {
+
+// A macro whose definition uses CUDA.
+struct CudaMacro {
+  std::string name;
+  std::string file;
+  int line = 0;
+  bool function_like = false;
+  Category category = Category::convertible;  // unsupported if any use in it is
+  std::vector<std::string> uses;              // the CUDA names in its body, in order, unique
+};
+using MacroMap = std::unordered_map<std::string, CudaMacro>;
+
+struct FileScan {
+  std::string path;
+  std::uint32_t lines = 0;
+  std::uint32_t code_lines = 0;
+  std::vector<Finding> findings;  // sorted by line, then column
+  std::vector<CudaMacro> macros;  // CUDA macros this file defines
+};
+
+// Scans `source` (the contents of `path`). `external` holds CUDA macros defined in other files;
+// a use of one of them is reported unless this file defines or #undefs the name first.
+// `tokens` is scratch space, reused across calls by one thread.
+FileScan scan_source(std::string_view path, std::string_view source,
+                     const MacroMap* external, std::vector<Token>& tokens);
+FileScan scan_source(std::string_view path, std::string_view source,
+                     const MacroMap* external = nullptr);
+
+// Whether `path` is a CUDA source (.cu, .cuh): there, a few CUDA device functions with
+// generic names (umin, saturate, ...) are reported, and any inline asm is taken for PTX.
+bool is_cuda_file(std::string_view path);
+
+}  // namespace kiln::hipcheck

@@ -1,0 +1,174 @@
+#pragma once
+// Internal to scanner.cpp and warp_rules.cpp: the state of one file's scan.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "kiln/hipcheck/api_table.h"
+#include "kiln/hipcheck/scanner.h"
+
+namespace kiln::hipcheck::detail {
+
+// Integer literal value, or nothing for floats and malformed numbers.
+std::optional<std::uint64_t> integer_value(std::string_view text);
+// "lane", "warp", "tid" or threadIdx in a name: it holds a thread's place in a warp.
+bool is_lane_name(std::string_view name);
+// "warp" in a name (WARP_SIZE, kWarpSize).
+bool is_warp_name(std::string_view name);
+
+class Scanner {
+ public:
+  Scanner(std::string_view path, std::string_view source, const MacroMap* external,
+          std::vector<Token>& tokens);
+  FileScan run();
+
+ private:
+  // A literal (or a named constant) that may assume 32 lanes, found in the current statement.
+  struct Candidate {
+    std::uint32_t token;
+    std::uint64_t value;
+    enum Kind : std::uint8_t { literal, mask, lane_and, lane_mod, warp_shift, warp_div } kind;
+    std::string_view constant;  // the constant's name when the value came through one
+  };
+  struct Statement {
+    std::int64_t first = -1;    // first token index
+    std::int64_t last = -1;     // last token index seen
+    std::vector<std::uint32_t> warp_ops;  // warp operations in it
+    bool is_loop = false;       // starts with `for` or `while`
+    std::vector<Candidate> candidates;
+  };
+  struct Block {
+    bool is_loop = false;
+    std::int64_t warp_op = -1;  // first warp operation in the loop's body
+    std::vector<Candidate> header;  // the loop header's candidates
+  };
+  struct WarpState {
+    Statement statement;
+    std::vector<Block> blocks;
+    int paren_depth = 0;
+    std::vector<int> saved_depths;
+  };
+  struct MacroRecord {
+    std::string_view name;
+    std::uint32_t line = 0;
+    bool function_like = false;
+    Category category = Category::convertible;
+    std::vector<std::string> uses;
+  };
+
+  const Token& tok(std::size_t i) const { return tokens_[i]; }
+  std::string_view text(std::size_t i) const { return tokens_[i].text(source_); }
+  // Hot: called for neighbours of most tokens, so compared by hand, not through memcmp.
+  bool is_punct(std::size_t i, std::string_view p) const {
+    if (i >= tokens_.size()) return false;
+    const Token& t = tokens_[i];
+    if (t.kind != TokenKind::punct || t.length != p.size()) return false;
+    for (std::size_t k = 0; k < p.size(); ++k)
+      if (source_[t.offset + k] != p[k]) return false;
+    return true;
+  }
+  bool is_ident(std::size_t i) const {
+    return i < tokens_.size() && tokens_[i].kind == TokenKind::identifier;
+  }
+
+  Finding& add(Rule rule, Category category, std::size_t token, std::string name,
+               std::string message);
+
+  std::size_t directive(std::size_t hash);
+  void define(std::size_t begin, std::size_t end);
+  void code_token(std::size_t i, bool in_condition);
+  void identifier(std::size_t i, bool in_condition);
+  void api_use(std::size_t i, const ApiEntry& entry);
+  void cub_use(std::size_t i);
+  void macro_use(std::size_t i, const CudaMacro& macro);
+  void record_use(std::string_view name, Category category);
+  void inline_asm(std::size_t i);
+  void kernel_launch(std::size_t i);
+  void cooperative_member(std::size_t i, std::string_view name);
+  const CudaMacro* find_macro(std::string_view name, std::uint64_t hash) const;
+
+  // Statement and block tracking for the warp rules; runs for every token, so it is inline and
+  // leaves the rare work to warp_rules.cpp.
+  void warp_token(std::size_t i) {
+    const Token& t = tokens_[i];
+    if (t.kind == TokenKind::punct && t.length == 1) {
+      switch (source_[t.offset]) {
+        case '(':
+          ++warp_.paren_depth;
+          break;
+        case ')':
+          if (warp_.paren_depth > 0) --warp_.paren_depth;
+          break;
+        case ';':
+          if (warp_.paren_depth == 0) {
+            end_statement();
+            return;
+          }
+          break;
+        case '{':
+          open_block();
+          return;
+        case '}':
+          close_block();
+          return;
+        default:
+          break;
+      }
+    }
+    if (warp_.statement.first < 0) start_statement(i);
+    warp_.statement.last = static_cast<std::int64_t>(i);
+  }
+
+  // warp_rules.cpp
+  void open_block();
+  void close_block();
+  void start_statement(std::size_t i);
+  void warp_op(std::size_t i);
+  void number(std::size_t i);
+  void constant_use(std::size_t i, std::uint64_t value, std::string_view name);
+  void end_statement() {
+    if (!warp_.statement.candidates.empty() || !warp_.statement.warp_ops.empty()) {
+      evaluate_statement();
+    } else {
+      warp_.statement.first = -1;
+      warp_.statement.last = -1;
+      warp_.statement.is_loop = false;
+    }
+  }
+  void evaluate_statement();  // applies the rules to the statement's candidates, then resets
+  void emit_candidate(const Candidate& c, Rule rule, std::string_view op);
+  // The statement's warp operation nearest to token `at` ("" when there is none).
+  std::string_view nearest_warp_op(std::uint32_t at) const;
+
+  std::string path_;
+  std::string_view source_;
+  const MacroMap* external_;
+  std::vector<Token>& tokens_;
+  bool cuda_file_;
+  const ApiTable& table_;
+  FileScan out_;
+
+  std::unordered_map<std::string_view, CudaMacro> local_macros_;
+  std::unordered_set<std::string_view> shadowed_;  // defined or #undef'd here without CUDA
+  // Names #defined here (until #undef): `#define cudaMalloc hipMalloc` is a porting shim, and
+  // later uses of cudaMalloc in this file compile to HIP.
+  std::unordered_set<std::string_view> defined_names_;
+  std::uint64_t macro_filter_[16] = {};            // 1024-bit filter of CUDA macro names
+  bool have_macros_ = false;
+  std::optional<MacroRecord> defining_;            // inside a #define body with CUDA uses
+  std::unordered_map<std::string_view, std::pair<std::uint64_t, std::uint32_t>> constants_;
+  std::vector<std::string_view> cg_aliases_{"cooperative_groups"};
+  bool using_cg_ = false;
+  std::vector<std::uint32_t> reported_literals_;
+  std::uint32_t line_hash_start_ = 0;  // the line whose fingerprint part is in line_hash_
+  std::uint64_t line_hash_ = 0;
+
+  WarpState warp_;
+};
+
+}  // namespace kiln::hipcheck::detail

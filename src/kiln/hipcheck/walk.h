@@ -1,0 +1,21 @@
+#pragma once
+// Which files a `kiln hipcheck PATH...` run scans: named files as they are, directories
+// recursively, keeping sources with a scanned extension and honouring .gitignore files (those
+// of the enclosing git work tree above the directory too, and .git/info/exclude).
+
+#include <string>
+#include <vector>
+
+#include "kiln/core/result.h"
+
+namespace kiln::hipcheck {
+
+// The default extensions: C, C++, CUDA and HIP sources and headers.
+std::vector<std::string> default_extensions();
+
+// The files to scan, '/'-separated, lexically normal, sorted and unique. A path that does not
+// exist is a not_found error "PATH: error: no such file or directory".
+Result<std::vector<std::string>> find_sources(const std::vector<std::string>& paths,
+                                              const std::vector<std::string>& extensions);
+
+}  // namespace kiln::hipcheck

@@ -1,0 +1,253 @@
+// The warp-size rules of the scanner: literals and masks that assume 32-lane warps.
+// They work on statements (tokens up to `;` outside parentheses, or up to a brace), and on loop
+// headers whose body contains a warp operation:
+//   for (int offset = 16; offset > 0; offset /= 2) { v += __shfl_down_sync(mask, v, offset); }
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "kiln/hipcheck/scanner_impl.h"
+
+namespace kiln::hipcheck::detail {
+
+namespace {
+
+bool contains_nocase(std::string_view haystack, std::string_view needle) {
+  if (needle.size() > haystack.size()) return false;
+  for (std::size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
+    std::size_t k = 0;
+    while (k < needle.size() &&
+           std::tolower(static_cast<unsigned char>(haystack[i + k])) == needle[k])
+      ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> integer_value(std::string_view text) {
+  if (text.empty() || text.size() > 40 || !(text[0] >= '0' && text[0] <= '9')) return std::nullopt;
+  std::size_t end = text.size();
+  while (end > 0 && (text[end - 1] == 'u' || text[end - 1] == 'U' || text[end - 1] == 'l' ||
+                     text[end - 1] == 'L' || text[end - 1] == 'z' || text[end - 1] == 'Z'))
+    --end;
+  std::string_view digits = text.substr(0, end);
+  std::uint64_t base = 10;
+  std::size_t i = 0;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    base = 16;
+    i = 2;
+  } else if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'b' || digits[1] == 'B')) {
+    base = 2;
+    i = 2;
+  } else if (digits.size() > 1 && digits[0] == '0') {
+    base = 8;
+    i = 1;
+  }
+  if (digits.empty()) return std::nullopt;
+  std::uint64_t value = 0;
+  bool any = base != 10 && i == 1;  // "0" followed by octal digits
+  for (; i < digits.size(); ++i) {
+    char c = digits[i];
+    if (c == '\'') continue;
+    std::uint64_t d;
+    if (c >= '0' && c <= '9') d = static_cast<std::uint64_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') d = static_cast<std::uint64_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') d = static_cast<std::uint64_t>(c - 'A' + 10);
+    else return std::nullopt;
+    if (d >= base) return std::nullopt;
+    if (value > (~0ull - d) / base) return std::nullopt;
+    value = value * base + d;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return value;
+}
+
+bool is_lane_name(std::string_view name) {
+  if (name == "warpSize") return false;  // the portable way: not an assumption
+  return name == "threadIdx" || contains_nocase(name, "lane") || contains_nocase(name, "warp") ||
+         contains_nocase(name, "tid");
+}
+
+bool is_warp_name(std::string_view name) {
+  if (!contains_nocase(name, "warp")) return false;
+  return contains_nocase(name, "size") || contains_nocase(name, "width") ||
+         contains_nocase(name, "lanes") || contains_nocase(name, "threads") ||
+         contains_nocase(name, "sz");
+}
+
+void Scanner::warp_op(std::size_t i) {
+  warp_.statement.warp_ops.push_back(static_cast<std::uint32_t>(i));
+  for (auto it = warp_.blocks.rbegin(); it != warp_.blocks.rend(); ++it) {
+    if (it->is_loop) {
+      if (it->warp_op < 0) it->warp_op = static_cast<std::int64_t>(i);
+      if (it->header.empty()) continue;  // a loop of its own, not about lanes: look further out
+      break;
+    }
+  }
+}
+
+void Scanner::number(std::size_t i) {
+  auto value = integer_value(text(i));
+  if (!value) return;
+  std::uint64_t v = *value;
+  if (v != 5 && v != 16 && v != 31 && v != 32 && v != 0xffffffffull) return;
+  // kWarpSize = 32, WARP_SIZE{32}, template <int WarpSize = 32>
+  if (v == 32 && i >= 2 && (is_punct(i - 1, "=") || is_punct(i - 1, "{")) && is_ident(i - 2) &&
+      is_warp_name(text(i - 2)) &&
+      (is_punct(i + 1, ";") || is_punct(i + 1, ",") || is_punct(i + 1, "}") ||
+       is_punct(i + 1, ")") || is_punct(i + 1, ">"))) {
+    add(Rule::warp_size_constant, Category::hazard, i, std::string(text(i - 2)),
+        fmt::format("{} is set to 32: AMD wavefronts have 64 lanes (use warpSize)",
+                    text(i - 2)));
+    reported_literals_.push_back(static_cast<std::uint32_t>(i));
+    return;
+  }
+  constant_use(i, v, {});
+}
+
+void Scanner::constant_use(std::size_t i, std::uint64_t v, std::string_view name) {
+  Candidate c{static_cast<std::uint32_t>(i), v, Candidate::literal, name};
+  std::string_view op = i > 0 && tok(i - 1).kind == TokenKind::punct ? text(i - 1) : "";
+  if (op == "&" && v == 31) c.kind = Candidate::lane_and;
+  else if (op == "%" && v == 32) c.kind = Candidate::lane_mod;
+  else if (op == ">>" && v == 5) c.kind = Candidate::warp_shift;
+  else if (op == "/" && v == 32) c.kind = Candidate::warp_div;
+  else if (v == 0xffffffffull) c.kind = Candidate::mask;
+  else if (v == 5) return;
+  else if (v != 16 && v != 31 && v != 32) return;
+  warp_.statement.candidates.push_back(c);
+}
+
+void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op) {
+  if (std::find(reported_literals_.begin(), reported_literals_.end(), c.token) !=
+      reported_literals_.end())
+    return;
+  reported_literals_.push_back(c.token);
+  std::string literal =
+      c.constant.empty()         ? std::string(text(c.token))
+      : c.value == 0xffffffffull ? fmt::format("{} (= 0xffffffff)", c.constant)
+                                 : fmt::format("{} (= {})", c.constant, c.value);
+  std::string message;
+  switch (rule) {
+    case Rule::warp_mask_32bit:
+      message = fmt::format(
+          "32-bit lane mask {} with {}: lane masks are 64-bit on AMD wavefronts", literal, op);
+      break;
+    case Rule::lane_id_32:
+      message = fmt::format("lane index computed with {} {} assumes 32-lane warps (use warpSize)",
+                            c.kind == Candidate::lane_and ? "&" : "%", literal);
+      break;
+    case Rule::warp_id_32:
+      message = fmt::format("warp index computed with {} {} assumes 32-lane warps (use warpSize)",
+                            c.kind == Candidate::warp_shift ? ">>" : "/", literal);
+      break;
+    default:
+      message = fmt::format("{} next to {} assumes 32-lane warps; AMD wavefronts have 64 lanes "
+                            "(use warpSize)",
+                            literal, op);
+      break;
+  }
+  add(rule, Category::hazard, c.token,
+      c.constant.empty() ? std::string(text(c.token)) : std::string(c.constant),
+      std::move(message));
+}
+
+std::string_view Scanner::nearest_warp_op(std::uint32_t at) const {
+  const auto& ops = warp_.statement.warp_ops;
+  if (ops.empty()) return {};
+  std::uint32_t best = ops.front();
+  for (std::uint32_t op : ops) {
+    auto distance = [at](std::uint32_t k) { return k > at ? k - at : at - k; };
+    if (distance(op) < distance(best)) best = op;
+  }
+  return text(best);
+}
+
+void Scanner::evaluate_statement() {
+  Statement& s = warp_.statement;
+  if (!s.candidates.empty()) {
+    bool lane_context = false;
+    bool context_known = false;
+    auto has_lane_context = [&] {
+      if (!context_known) {
+        context_known = true;
+        for (std::int64_t k = s.first; k >= 0 && k <= s.last; ++k)
+          if (tokens_[static_cast<std::size_t>(k)].kind == TokenKind::identifier &&
+              is_lane_name(text(static_cast<std::size_t>(k)))) {
+            lane_context = true;
+            break;
+          }
+      }
+      return lane_context;
+    };
+    bool warp = !s.warp_ops.empty();
+    for (const Candidate& c : s.candidates) {
+      std::string_view op = nearest_warp_op(c.token);
+      switch (c.kind) {
+        case Candidate::lane_and:
+        case Candidate::lane_mod:
+          if (has_lane_context()) emit_candidate(c, Rule::lane_id_32, op);
+          else if (warp) emit_candidate(c, Rule::warp_size_literal, op);
+          break;
+        case Candidate::warp_shift:
+        case Candidate::warp_div:
+          if (has_lane_context()) emit_candidate(c, Rule::warp_id_32, op);
+          else if (warp && c.value == 32) emit_candidate(c, Rule::warp_size_literal, op);
+          break;
+        case Candidate::mask:
+          if (warp) emit_candidate(c, Rule::warp_mask_32bit, op);
+          break;
+        case Candidate::literal:
+          if (warp) emit_candidate(c, Rule::warp_size_literal, op);
+          break;
+      }
+    }
+  }
+  s.first = -1;
+  s.last = -1;
+  s.is_loop = false;
+  s.warp_ops.clear();  // keeps capacity: this runs once per statement
+  s.candidates.clear();
+}
+
+void Scanner::open_block() {
+  Block block;
+  block.is_loop = warp_.statement.is_loop;
+  if (block.is_loop) {
+    for (const Candidate& c : warp_.statement.candidates)
+      if (c.kind != Candidate::mask && c.value != 5) block.header.push_back(c);
+  }
+  end_statement();
+  warp_.blocks.push_back(std::move(block));
+  warp_.saved_depths.push_back(warp_.paren_depth);
+  warp_.paren_depth = 0;
+}
+
+void Scanner::close_block() {
+  end_statement();
+  if (!warp_.blocks.empty()) {
+    Block block = std::move(warp_.blocks.back());
+    warp_.blocks.pop_back();
+    if (block.is_loop && block.warp_op >= 0) {
+      std::string op =
+          fmt::format("{} in the loop", text(static_cast<std::size_t>(block.warp_op)));
+      for (const Candidate& c : block.header) emit_candidate(c, Rule::warp_size_literal, op);
+    }
+  }
+  if (!warp_.saved_depths.empty()) {
+    warp_.paren_depth = warp_.saved_depths.back();
+    warp_.saved_depths.pop_back();
+  }
+}
+
+void Scanner::start_statement(std::size_t i) {
+  warp_.statement.first = static_cast<std::int64_t>(i);
+  warp_.statement.is_loop =
+      tok(i).kind == TokenKind::identifier && (text(i) == "for" || text(i) == "while");
+}
+
+}  // namespace kiln::hipcheck::detail

@@ -1,0 +1,145 @@
+#include "kiln/store/migrations.h"
+
+#include <array>
+
+namespace kiln::store {
+namespace {
+
+// Version 1: runs, jobs, steps, log chunks, artifacts. Times are ms since the epoch (NULL: not
+// yet); JSON columns hold text ('null' when empty); statuses are the names in records.cpp.
+constexpr std::string_view k_v1_core = R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  number INTEGER NOT NULL,
+  repository TEXT NOT NULL,
+  workflow_path TEXT NOT NULL,
+  workflow_name TEXT NOT NULL,
+  event TEXT NOT NULL,
+  ref TEXT NOT NULL,
+  sha TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN
+    ('queued', 'running', 'success', 'failure', 'cancelled', 'interrupted')),
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER,
+  owner_pid INTEGER NOT NULL,
+  owner_start_time INTEGER NOT NULL,
+  owner_host TEXT NOT NULL,
+  extra TEXT NOT NULL DEFAULT 'null'
+);
+CREATE INDEX runs_by_repository ON runs (repository, id);
+CREATE INDEX runs_by_workflow ON runs (repository, workflow_path, number);
+CREATE INDEX runs_active ON runs (status) WHERE status IN ('queued', 'running');
+
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  workflow_job_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'waiting', 'running', 'success', 'failure',
+                                         'cancelled', 'skipped', 'interrupted')),
+  conclusion TEXT CHECK (conclusion IN ('success', 'failure', 'cancelled', 'skipped')),
+  matrix TEXT NOT NULL DEFAULT 'null',
+  labels TEXT NOT NULL DEFAULT 'null',
+  outputs TEXT NOT NULL DEFAULT 'null',
+  started_at INTEGER,
+  finished_at INTEGER,
+  exit_code INTEGER,
+  message TEXT NOT NULL DEFAULT '',
+  extra TEXT NOT NULL DEFAULT 'null',
+  UNIQUE (run_id, key)
+);
+
+CREATE TABLE steps (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  step_index INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'waiting', 'running', 'success', 'failure',
+                                         'cancelled', 'skipped', 'interrupted')),
+  outcome TEXT CHECK (outcome IN ('success', 'failure', 'cancelled', 'skipped')),
+  conclusion TEXT CHECK (conclusion IN ('success', 'failure', 'cancelled', 'skipped')),
+  exit_code INTEGER,
+  started_at INTEGER,
+  finished_at INTEGER,
+  outputs TEXT NOT NULL DEFAULT 'null',
+  UNIQUE (job_id, step_index)
+);
+
+-- seq is the global order of chunks: AUTOINCREMENT under SQLite's single writer grows in
+-- commit order, which live tails rely on. run_id is copied from the job for run-wide reads.
+CREATE TABLE log_chunks (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  step_index INTEGER,
+  stream TEXT NOT NULL CHECK (stream IN ('stdout', 'stderr', 'system')),
+  text TEXT NOT NULL,
+  time INTEGER NOT NULL
+);
+CREATE INDEX log_chunks_by_run ON log_chunks (run_id, seq);
+CREATE INDEX log_chunks_by_job ON log_chunks (job_id, seq);
+
+CREATE TABLE artifacts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  job_id INTEGER REFERENCES jobs (id) ON DELETE SET NULL,
+  name TEXT NOT NULL,
+  path TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL,
+  file_count INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  retention_days INTEGER NOT NULL,
+  expires_at INTEGER,
+  UNIQUE (run_id, name)
+);
+CREATE INDEX artifacts_by_expiry ON artifacts (expires_at) WHERE expires_at IS NOT NULL;
+)sql";
+
+constexpr std::array<std::string_view, 1> k_migrations = {k_v1_core};
+
+}  // namespace
+
+std::span<const std::string_view> schema_migrations() { return k_migrations; }
+
+int latest_schema_version() { return static_cast<int>(k_migrations.size()); }
+
+Result<int> migrate(sqlite::Database& db, std::span<const std::string_view> scripts) {
+  const auto known = static_cast<std::int64_t>(scripts.size());
+  auto check_version = [&](std::int64_t version) -> Status {
+    if (version > known) {
+      return fail(ErrorCode::unsupported,
+                  "database {} has schema version {}, newer than the {} this kiln knows; "
+                  "use a newer kiln or another --store",
+                  db.path().string(), version, known);
+    }
+    if (version < 0) {
+      return fail(ErrorCode::io_error, "database {} has a negative schema version {}",
+                  db.path().string(), version);
+    }
+    return {};
+  };
+  // Fast path, no write lock: most opens find the database current.
+  KILN_TRY(std::int64_t found, db.query_int("PRAGMA user_version"));
+  KILN_TRY_VOID(check_version(found));
+  if (found == known) return static_cast<int>(found);
+
+  KILN_TRY(auto transaction, sqlite::Transaction::begin(db));
+  // Read again under the write lock: another process may have migrated meanwhile.
+  KILN_TRY(found, db.query_int("PRAGMA user_version"));
+  KILN_TRY_VOID(check_version(found));
+  for (auto version = found; version < known; ++version) {
+    if (auto applied = db.exec(scripts[static_cast<std::size_t>(version)]); !applied) {
+      auto error = applied.error();
+      error.message =
+          fmt::format("migration to schema version {} failed: {}", version + 1, error.message);
+      return std::unexpected(std::move(error));
+    }
+  }
+  KILN_TRY_VOID(db.exec(fmt::format("PRAGMA user_version = {}", known)));
+  KILN_TRY_VOID(transaction.commit());
+  return static_cast<int>(found);
+}
+
+}  // namespace kiln::store

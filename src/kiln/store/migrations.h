@@ -1,0 +1,28 @@
+#pragma once
+// Versioned schema of the SQLite store. The schema is an ordered list of SQL scripts; script i
+// brings a database from version i to i + 1, and `PRAGMA user_version` records the version a
+// database is at. Scripts are never edited once released: a change is a new script at the end
+// (GPU leases, GPU samples, test results, benchmark results will each be one).
+
+#include <span>
+#include <string_view>
+
+#include "kiln/core/result.h"
+#include "kiln/store/sqlite.h"
+
+namespace kiln::store {
+
+// The scripts of this build of Kiln, oldest first.
+std::span<const std::string_view> schema_migrations();
+
+// The version a database is at after every script of this build ran.
+int latest_schema_version();
+
+// Brings `db` to version scripts.size(): every missing script runs in one IMMEDIATE
+// transaction, with the new user_version, so a failure (or a crash) leaves the database at
+// its old version and another process opening the same file at the same time waits and then
+// finds it migrated. A database at a newer version than scripts.size() is an `unsupported`
+// error. Returns the version found before migrating.
+Result<int> migrate(sqlite::Database& db, std::span<const std::string_view> scripts);
+
+}  // namespace kiln::store

@@ -1,0 +1,196 @@
+#pragma once
+// The rows the store keeps: runs, jobs, steps, log chunks and artifacts. Plain values, so the
+// engine can fill one in, hand it to the Store and get the same value back from any backend
+// (SQLite today, PostgreSQL later). Later tables (GPU leases, GPU samples, test results,
+// benchmark results) get their own records and one migration each.
+//
+// Conventions for every record:
+// - ids are int64 row ids assigned by the store (0 = not stored yet);
+// - times are milliseconds since the Unix epoch, 0 = not happened yet;
+// - JSON columns hold nlohmann::json values; `null` means "none";
+// - every member has an initializer, so designated initializers ({.run_id = 1}) compile
+//   without g++'s -Wmissing-field-initializers;
+// - text is stored as given: secrets must already be masked by the caller (the store never
+//   sees the secret values, so it cannot mask them itself).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/result.h"
+
+namespace kiln::store {
+
+using TimeMs = std::int64_t;
+
+// Milliseconds since the Unix epoch, from the system clock.
+TimeMs now_ms();
+
+// A run's life: queued → running → one of the terminal states. `interrupted` means the process
+// that owned the run died before finishing it (found by Store::mark_interrupted).
+enum class RunStatus { queued, running, success, failure, cancelled, interrupted };
+
+// Jobs and steps have the same states as runs plus `waiting` (queued behind `needs`, a
+// concurrency group or free GPUs) and `skipped` (an `if:` was false or a needed job failed).
+enum class JobStatus {
+  queued,
+  waiting,
+  running,
+  success,
+  failure,
+  cancelled,
+  skipped,
+  interrupted
+};
+using StepStatus = JobStatus;
+
+// The GitHub result of a finished job or step, as `needs.<job>.result` and
+// `steps.<id>.outcome/conclusion` see it.
+enum class Conclusion { success, failure, cancelled, skipped };
+
+// Where a log chunk came from: the process's stdout or stderr, or Kiln itself ("Run
+// actions/checkout@v4", "Job timed out").
+enum class LogStream { out, err, system };
+
+// Lowercase names ("running", "stdout"), stable: they are what the database and --json hold.
+std::string_view to_string(RunStatus status);
+std::string_view to_string(JobStatus status);
+std::string_view to_string(Conclusion conclusion);
+std::string_view to_string(LogStream stream);
+Result<RunStatus> parse_run_status(std::string_view text);
+Result<JobStatus> parse_job_status(std::string_view text);
+Result<Conclusion> parse_conclusion(std::string_view text);
+Result<LogStream> parse_log_stream(std::string_view text);
+
+// True for the states a run/job/step never leaves.
+bool is_terminal(RunStatus status);
+bool is_terminal(JobStatus status);
+
+// The process that drives a run. A pid alone is not enough to tell whether the owner still
+// lives (pids are reused), so the kernel's start time of the process is kept with it, and the
+// host name, so a database shared between hosts never judges another host's processes.
+struct ProcessIdentity {
+  int pid = 0;
+  // Field 22 of /proc/<pid>/stat: clock ticks after boot when the process started. 0 = unknown
+  // (then a live pid counts as the owner).
+  std::int64_t start_time = 0;
+  std::string host{};
+
+  friend bool operator==(const ProcessIdentity&, const ProcessIdentity&) = default;
+};
+
+struct Run {
+  std::int64_t id = 0;
+  // Per (repository, workflow) counter assigned by create_run, like GITHUB_RUN_NUMBER.
+  std::int64_t number = 0;
+  std::string repository{};     // path or name of the repository
+  std::string workflow_path{};  // the workflow file, relative to the repository when possible
+  std::string workflow_name{};  // `name:` of the workflow (or the file name when absent)
+  std::string event{};          // push, pull_request, workflow_dispatch, schedule
+  std::string ref{};            // refs/heads/main
+  std::string sha{};
+  RunStatus status = RunStatus::queued;
+  TimeMs created_at = 0;
+  TimeMs started_at = 0;
+  TimeMs finished_at = 0;
+  ProcessIdentity owner{};
+  // Anything else worth keeping with the run: plan summary, inputs, actor.
+  nlohmann::json extra{};
+};
+
+struct Job {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  // Unique within the run: the display key with the matrix values, "build (linux, 3.11)".
+  std::string key{};
+  std::string workflow_job_id{};  // the id under `jobs:` in the workflow, "build"
+  std::string name{};             // the job's resolved `name:`
+  JobStatus status = JobStatus::queued;
+  // After continue-on-error: what `needs.<job>.result` reports. Empty until the job ends.
+  std::optional<Conclusion> conclusion{};
+  nlohmann::json matrix{};   // the matrix combination, object or null
+  nlohmann::json labels{};   // runs-on labels, array
+  nlohmann::json outputs{};  // the job's outputs, object of strings
+  TimeMs started_at = 0;
+  TimeMs finished_at = 0;
+  std::optional<int> exit_code{};  // of the failing step, or of the job's process
+  std::string message{};           // why it ended as it did: "timed out after 10 minutes"
+  nlohmann::json extra{};          // e.g. the container image, granted GPUs
+};
+
+struct Step {
+  std::int64_t id = 0;
+  std::int64_t job_id = 0;  // Job::id (the row id)
+  int index = 0;            // 0-based position in the job, unique per job
+  std::string name{};
+  StepStatus status = StepStatus::queued;
+  std::optional<Conclusion> outcome{};     // before continue-on-error
+  std::optional<Conclusion> conclusion{};  // after continue-on-error
+  std::optional<int> exit_code{};
+  TimeMs started_at = 0;
+  TimeMs finished_at = 0;
+  nlohmann::json outputs{};  // from $GITHUB_OUTPUT, object of strings
+};
+
+// A log line (or a small batch of lines) to append.
+struct LogLine {
+  std::int64_t job_id = 0;
+  std::optional<int> step_index{};  // empty: job-level lines (set-up, clean-up)
+  LogStream stream = LogStream::out;
+  std::string text{};  // already masked; one line without its newline, or lines joined by '\n'
+  TimeMs time = 0;
+};
+
+// A stored log chunk. `seq` orders every chunk of a database: it grows strictly in commit
+// order, so "everything after seq N" never misses a chunk committed later (live tails). It is
+// not dense per job.
+struct LogChunk {
+  std::int64_t seq = 0;
+  std::int64_t job_id = 0;
+  std::optional<int> step_index{};
+  LogStream stream = LogStream::out;
+  std::string text{};
+  TimeMs time = 0;
+};
+
+struct LogQuery {
+  std::int64_t run_id = 0;
+  std::optional<std::int64_t> job_id{};  // empty: every job of the run
+  std::int64_t after_seq = 0;            // chunks with seq > after_seq
+  int limit = 0;                         // 0: no limit
+};
+
+struct Artifact {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::optional<std::int64_t> job_id{};  // the job that uploaded it
+  std::string name{};                    // unique within the run
+  std::string path{};                    // where the files are stored
+  std::int64_t size_bytes = 0;
+  std::int64_t file_count = 0;
+  TimeMs created_at = 0;
+  int retention_days = 0;  // 0: kept until deleted
+  TimeMs expires_at = 0;   // created_at + retention, 0: never
+};
+
+struct RunQuery {
+  int limit = 20;              // newest first; 0: all
+  std::string repository{};    // empty: every repository
+  std::int64_t before_id = 0;  // paging: only runs with id < before_id (0: from the newest)
+};
+
+// A run with its jobs and each job's steps, for `kiln report` and the API.
+struct JobDetail {
+  Job job{};
+  std::vector<Step> steps{};  // by index
+};
+struct RunDetail {
+  Run run{};
+  std::vector<JobDetail> jobs{};  // in creation order
+};
+
+}  // namespace kiln::store

@@ -1,0 +1,63 @@
+#pragma once
+// Internal to the SQLite store: the column lists of each table and the mapping between rows
+// and the records of records.h, shared by the files of SqliteStore.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/result.h"
+#include "kiln/store/records.h"
+#include "kiln/store/sqlite.h"
+
+// Column lists, in the order the read_* functions expect them.
+#define KILN_SQL_RUN_COLUMNS                                                        \
+  "id, number, repository, workflow_path, workflow_name, event, ref, sha, status, " \
+  "created_at, started_at, finished_at, owner_pid, owner_start_time, owner_host, extra"
+#define KILN_SQL_JOB_COLUMNS                                                              \
+  "id, run_id, key, workflow_job_id, name, status, conclusion, matrix, labels, outputs, " \
+  "started_at, finished_at, exit_code, message, extra"
+#define KILN_SQL_STEP_COLUMNS                                                          \
+  "id, job_id, step_index, name, status, outcome, conclusion, exit_code, started_at, " \
+  "finished_at, outputs"
+#define KILN_SQL_ARTIFACT_COLUMNS                                                        \
+  "id, run_id, job_id, name, path, size_bytes, file_count, created_at, retention_days, " \
+  "expires_at"
+#define KILN_SQL_LOG_COLUMNS "seq, job_id, step_index, stream, text, time"
+
+namespace kiln::store::rows {
+
+// Never throws: invalid UTF-8 in a value (a matrix entry, an output) is replaced, not fatal.
+std::string json_text(const nlohmann::json& value);
+// An empty column reads as null; text that is not JSON is an io_error (a damaged database).
+Result<nlohmann::json> read_json(const sqlite::Statement& row, int column);
+std::optional<int> read_optional_int(const sqlite::Statement& row, int column);
+Result<std::optional<Conclusion>> read_conclusion(const sqlite::Statement& row, int column);
+void bind_conclusion(sqlite::Statement& statement, int index, std::optional<Conclusion> conclusion);
+
+// One record from the current row of a statement that selected KILN_SQL_<RECORD>_COLUMNS.
+Result<Run> read_run(const sqlite::Statement& row);
+Result<Job> read_job(const sqlite::Statement& row);
+Result<Step> read_step(const sqlite::Statement& row);
+Result<Artifact> read_artifact(const sqlite::Statement& row);
+Result<LogChunk> read_log_chunk(const sqlite::Statement& row);
+
+// Reads every row of a statement with `read` (one of the read_* above).
+template <class T, class Reader>
+Result<std::vector<T>> read_all(sqlite::Statement& statement, Reader read) {
+  std::vector<T> records;
+  while (true) {
+    KILN_TRY(bool has_row, statement.step());
+    if (!has_row) break;
+    KILN_TRY(T row, read(statement));
+    records.push_back(std::move(row));
+  }
+  return records;
+}
+
+// SQLite's "no limit" is a negative LIMIT.
+inline std::int64_t sql_limit(int limit) { return limit > 0 ? limit : -1; }
+
+}  // namespace kiln::store::rows

@@ -1,0 +1,68 @@
+#pragma once
+// Internal to the SQLite store: the SqliteStore class, whose members are defined in
+// sqlite_store.cpp (runs, jobs, steps, opening) and sqlite_store_logs.cpp (logs, artifacts,
+// crash recovery).
+
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "kiln/store/sqlite.h"
+#include "kiln/store/store.h"
+
+namespace kiln::store {
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(sqlite::Database db);
+
+  Result<Run> create_run(const Run& run) override;
+  Status update_run(const Run& run) override;
+  Status set_run_status(std::int64_t run_id, RunStatus status, TimeMs at) override;
+  Result<Run> get_run(std::int64_t run_id) override;
+  Result<std::vector<Run>> list_runs(const RunQuery& query) override;
+  Result<RunDetail> get_run_detail(std::int64_t run_id) override;
+
+  Result<std::int64_t> create_job(const Job& job) override;
+  Status update_job(const Job& job) override;
+  Status set_job_status(std::int64_t job_id, JobStatus status, TimeMs at) override;
+  Result<Job> get_job(std::int64_t job_id) override;
+  Result<std::vector<Job>> list_jobs(std::int64_t run_id) override;
+
+  Result<std::int64_t> create_step(const Step& step) override;
+  Status update_step(const Step& step) override;
+  Result<std::vector<Step>> list_steps(std::int64_t job_id) override;
+
+  Result<std::int64_t> append_log(const LogLine& line) override;
+  Result<std::int64_t> append_logs(std::span<const LogLine> lines) override;
+  Result<std::vector<LogChunk>> read_logs(const LogQuery& query) override;
+
+  Result<std::int64_t> create_artifact(const Artifact& artifact) override;
+  Result<std::vector<Artifact>> list_artifacts(std::int64_t run_id) override;
+  Result<Artifact> find_artifact(std::int64_t run_id, std::string_view name) override;
+  Status delete_artifact(std::int64_t artifact_id) override;
+  Result<std::vector<Artifact>> list_expired_artifacts(TimeMs now) override;
+
+  Result<std::vector<std::int64_t>> mark_interrupted(TimeMs now) override;
+
+ private:
+  // The prepared statement for `sql`, prepared on first use. `sql` must be a string with
+  // static storage (the constants in this file): it is the cache key. Requires mutex_.
+  Result<sqlite::Statement*> cached(std::string_view sql);
+  // Every *_locked function requires mutex_.
+  Result<Run> get_run_locked(std::int64_t run_id);
+  Result<std::vector<Job>> list_jobs_locked(std::int64_t run_id);
+  Status require_row_locked(std::string_view sql, std::int64_t id, std::string_view what);
+  Result<std::int64_t> append_log_locked(const LogLine& line);
+
+  std::mutex mutex_;  // guards db_ and cache_: one connection serves every thread
+  sqlite::Database db_;
+  std::unordered_map<std::string_view, sqlite::Statement> cache_;
+  std::string host_;  // runs of other hosts are never judged by mark_interrupted
+};
+
+inline constexpr std::string_view k_run_exists = "SELECT 1 FROM runs WHERE id = ?1";
+inline constexpr std::string_view k_job_exists = "SELECT 1 FROM jobs WHERE id = ?1";
+
+}  // namespace kiln::store

@@ -1,0 +1,84 @@
+#pragma once
+// Store: everything Kiln remembers about runs goes through this interface, so that a second
+// backend (PostgreSQL, for several servers) can be added without touching the engine. The
+// records are in records.h; the SQLite implementation is in sqlite_store.h.
+//
+// Contract for every implementation:
+// - Thread-safe: the engine calls one Store from several job threads at once.
+// - Several processes may use one database at the same time (`kiln runs` while `kiln run`
+//   writes); each sees what the others committed.
+// - Every write is durable when the call returns (a kill -9 of the process loses nothing that
+//   a call already accepted), log lines included: they are written as produced.
+// - Secrets are never written: the store takes already-masked text and JSON.
+// - Errors: not_found for an id or name that does not exist; invalid_input for a duplicate
+//   unique key (job key in a run, step index in a job, artifact name in a run); io_error for
+//   the database failing; unsupported for a database from a newer Kiln.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kiln/core/result.h"
+#include "kiln/store/records.h"
+
+namespace kiln::store {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Runs. create_run ignores run.id and run.number and returns the stored run (with both).
+  // created_at 0 means now; an owner with pid 0 means the calling process.
+  virtual Result<Run> create_run(const Run& run) = 0;
+  // Writes every field of the run with id run.id except number and created_at.
+  virtual Status update_run(const Run& run) = 0;
+  // Sets the status; entering `running` sets started_at (once), a terminal state sets
+  // finished_at. The convenience the engine uses for most transitions.
+  virtual Status set_run_status(std::int64_t run_id, RunStatus status, TimeMs at) = 0;
+  virtual Result<Run> get_run(std::int64_t run_id) = 0;
+  virtual Result<std::vector<Run>> list_runs(const RunQuery& query) = 0;
+  virtual Result<RunDetail> get_run_detail(std::int64_t run_id) = 0;
+
+  // Jobs. create_job ignores job.id and returns the new row id.
+  virtual Result<std::int64_t> create_job(const Job& job) = 0;
+  // Writes every field of the job with id job.id except run_id and key.
+  virtual Status update_job(const Job& job) = 0;
+  // Like set_run_status, for a job.
+  virtual Status set_job_status(std::int64_t job_id, JobStatus status, TimeMs at) = 0;
+  virtual Result<Job> get_job(std::int64_t job_id) = 0;
+  // The jobs of a run in creation order (not_found if the run does not exist).
+  virtual Result<std::vector<Job>> list_jobs(std::int64_t run_id) = 0;
+
+  // Steps. create_step ignores step.id and returns the new row id.
+  virtual Result<std::int64_t> create_step(const Step& step) = 0;
+  // Writes every field of the step with id step.id except job_id and index.
+  virtual Status update_step(const Step& step) = 0;
+  virtual Result<std::vector<Step>> list_steps(std::int64_t job_id) = 0;
+
+  // Logs, appended as produced: each call is its own committed transaction. Returns the seq of
+  // the (last) chunk written (0 for no lines). A time of 0 means now. A commit costs far more
+  // than a line, so a chatty step's lines should be batched (append_logs) over a short
+  // interval rather than committed one by one.
+  virtual Result<std::int64_t> append_log(const LogLine& line) = 0;
+  virtual Result<std::int64_t> append_logs(std::span<const LogLine> lines) = 0;
+  // Chunks of a run (or one of its jobs) in seq order.
+  virtual Result<std::vector<LogChunk>> read_logs(const LogQuery& query) = 0;
+
+  // Artifacts. create_artifact ignores artifact.id; a name already used in the run is
+  // invalid_input (delete the old one first to overwrite). created_at 0 means now; with
+  // retention_days set and expires_at 0, expires_at is computed.
+  virtual Result<std::int64_t> create_artifact(const Artifact& artifact) = 0;
+  virtual Result<std::vector<Artifact>> list_artifacts(std::int64_t run_id) = 0;
+  virtual Result<Artifact> find_artifact(std::int64_t run_id, std::string_view name) = 0;
+  virtual Status delete_artifact(std::int64_t artifact_id) = 0;
+  // Artifacts whose expires_at is set and <= now, oldest first, for retention clean-up.
+  virtual Result<std::vector<Artifact>> list_expired_artifacts(TimeMs now) = 0;
+
+  // Every run of this host still queued or running whose owner process is gone (the pid is
+  // dead or now belongs to a process with another start time) becomes `interrupted`, with its
+  // queued/waiting/running jobs and steps, finished at `now`. Returns the ids of those runs.
+  virtual Result<std::vector<std::int64_t>> mark_interrupted(TimeMs now) = 0;
+};
+
+}  // namespace kiln::store

@@ -1,0 +1,354 @@
+// jobs.<id>: everything a job holds, its steps, and the needs graph between jobs.
+#include <algorithm>
+#include <map>
+
+#include "kiln/workflow/sections.h"
+
+namespace kiln::workflow::detail {
+
+namespace {
+
+constexpr std::string_view k_job_keys[] = {
+    "name",        "needs",     "if",       "runs-on",         "environment",
+    "outputs",     "env",       "defaults", "timeout-minutes", "continue-on-error",
+    "strategy",    "container", "services", "steps",           "concurrency",
+    "permissions", "uses",      "with",     "secrets"};
+constexpr std::string_view k_step_keys[] = {"id",
+                                            "name",
+                                            "if",
+                                            "run",
+                                            "uses",
+                                            "with",
+                                            "env",
+                                            "shell",
+                                            "working-directory",
+                                            "continue-on-error",
+                                            "timeout-minutes"};
+constexpr std::string_view k_runs_on_keys[] = {"group", "labels"};
+constexpr std::string_view k_environment_keys[] = {"name", "url"};
+constexpr std::string_view k_strategy_keys[] = {"matrix", "fail-fast", "max-parallel"};
+constexpr std::string_view k_container_keys[] = {"image", "options", "env",
+                                                 "ports", "volumes", "credentials"};
+constexpr std::string_view k_credentials_keys[] = {"username", "password"};
+
+std::string has_shape(const YAML::Node& node) { return Reader::shape_name(Reader::shape(node)); }
+
+RunsOn read_runs_on(Reader& reader, const Entry& entry) {
+  RunsOn runs_on;
+  runs_on.where = entry.value_where;
+  if (entry.value.IsScalar() || entry.value.IsSequence()) {
+    if (auto labels = reader.text_list(entry, true)) runs_on.labels = std::move(*labels);
+    if (runs_on.labels.empty() || (runs_on.labels.size() == 1 && runs_on.labels[0].value.empty()))
+      reader.error(entry.value_where, "'runs-on' must name at least one label");
+    return runs_on;
+  }
+  if (!entry.value.IsMap()) {
+    reader.error(entry.value_where,
+                 fmt::format("'runs-on' must be a label, a list of labels or a mapping, not {}",
+                             has_shape(entry.value)));
+    return runs_on;
+  }
+  auto entries = reader.mapping(entry, k_runs_on_keys, "'runs-on'");
+  for (const Entry& e : *entries) {
+    if (e.key == "group")
+      runs_on.group = reader.text(e);
+    else if (auto labels = reader.text_list(e, true))
+      runs_on.labels = std::move(*labels);
+  }
+  if (entries->empty()) reader.error(entry.value_where, "'runs-on' needs 'group' or 'labels'");
+  return runs_on;
+}
+
+std::optional<Text> read_environment(Reader& reader, const Entry& entry) {
+  if (!entry.value.IsMap()) return reader.text(entry);
+  auto entries = reader.mapping(entry, k_environment_keys, "'environment'");
+  std::optional<Text> name;
+  for (const Entry& e : *entries) {
+    auto text = reader.text(e);
+    if (e.key == "name") name = std::move(text);
+  }
+  if (std::ranges::find(*entries, "name", &Entry::key) == entries->end())
+    reader.error(entry.value_where, "'environment' needs a 'name'");
+  return name;
+}
+
+std::optional<Container> read_container(Reader& reader, const Entry& entry, bool is_service) {
+  Container container;
+  container.where = entry.value_where;
+  if (!is_service && entry.value.IsScalar()) {
+    auto image = reader.text(entry);
+    if (!image) return std::nullopt;
+    container.image = std::move(*image);
+    return container;
+  }
+  std::string what = is_service ? fmt::format("service '{}'", entry.key) : "'container'";
+  auto entries = reader.mapping(entry, k_container_keys, what);
+  if (!entries) return std::nullopt;
+  bool has_image = false;
+  for (const Entry& e : *entries) {
+    if (e.key == "image") {
+      if (auto image = reader.text(e)) container.image = std::move(*image);
+      has_image = true;
+    } else if (e.key == "options") {
+      container.options = reader.text(e);
+    } else if (e.key == "env") {
+      container.env = reader.text_map(e);
+    } else if (e.key == "ports") {
+      if (auto ports = reader.text_list(e, false)) container.ports = std::move(*ports);
+    } else if (e.key == "volumes") {
+      if (auto volumes = reader.text_list(e, false)) container.volumes = std::move(*volumes);
+    } else if (e.key == "credentials") {
+      auto credentials = reader.mapping(e, k_credentials_keys, "'credentials'");
+      if (!credentials) continue;
+      Credentials result;
+      int found = 0;
+      for (const Entry& c : *credentials) {
+        auto text = reader.text(c);
+        if (!text) continue;
+        ++found;
+        (c.key == "username" ? result.username : result.password) = std::move(*text);
+      }
+      if (credentials->size() != 2)
+        reader.error(e.value_where, "'credentials' needs both 'username' and 'password'");
+      else if (found == 2)
+        container.credentials = std::move(result);
+    }
+  }
+  if (!has_image) {
+    reader.error(entry.value_where, fmt::format("{} needs an 'image'", what));
+    return std::nullopt;
+  }
+  return container;
+}
+
+std::optional<Strategy> read_strategy(Reader& reader, const Entry& entry) {
+  auto entries = reader.mapping(entry, k_strategy_keys, "'strategy'");
+  if (!entries) return std::nullopt;
+  Strategy strategy;
+  strategy.where = entry.value_where;
+  for (const Entry& e : *entries) {
+    if (e.key == "matrix") {
+      strategy.matrix = read_matrix(reader, e);
+      strategy.matrix_where = e.value_where;
+    } else if (e.key == "fail-fast") {
+      strategy.fail_fast = reader.boolean_or_expression(e);
+    } else {
+      strategy.max_parallel = reader.number_or_expression(e);
+    }
+  }
+  return strategy;
+}
+
+// `uses` names an action: owner/repo@ref, owner/repo/path@ref, ./local/path or docker://image.
+bool is_action_reference(std::string_view uses) {
+  if (uses.starts_with("./")) return uses.size() > 2;
+  if (uses.starts_with("docker://")) return uses.size() > 9;
+  auto at = uses.rfind('@');
+  if (at == std::string_view::npos || at + 1 == uses.size()) return false;
+  std::string_view name = uses.substr(0, at);
+  auto slash = name.find('/');
+  return slash != std::string_view::npos && slash > 0 && slash + 1 < name.size() &&
+         name[slash + 1] != '/';
+}
+
+std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::string& job_id) {
+  std::vector<Step> steps;
+  auto items = reader.list(entry);
+  if (!items) return steps;
+  if (items->empty()) reader.error(entry.value_where, fmt::format("job '{}' has no steps", job_id));
+  std::map<std::string, SourceLocation, std::less<>> ids;
+  for (size_t i = 0; i < items->size(); ++i) {
+    const Item& item = (*items)[i];
+    if (!item.value.IsMap()) {
+      reader.error(item.where,
+                   fmt::format("a step must be a mapping, not {}", has_shape(item.value)));
+      continue;
+    }
+    auto entries = reader.mapping(item.value, item.where, "steps", k_step_keys, "a step");
+    Step step;
+    step.index = static_cast<int>(i);
+    step.where = item.where;
+    bool has_run = false, has_uses = false;
+    for (const Entry& e : *entries) {
+      if (e.key == "id") {
+        step.id = reader.text(e);
+      } else if (e.key == "name") {
+        step.name = reader.text(e);
+      } else if (e.key == "if") {
+        step.if_condition = reader.condition(e);
+      } else if (e.key == "run") {
+        has_run = true;
+        step.run = reader.text(e);
+      } else if (e.key == "uses") {
+        has_uses = true;
+        step.uses = reader.text(e);
+        if (step.uses && !is_action_reference(step.uses->value))
+          reader.error(step.uses->where,
+                       fmt::format("invalid 'uses' value '{}': expected owner/repo@ref, "
+                                   "owner/repo/path@ref, ./path or docker://image",
+                                   step.uses->value));
+      } else if (e.key == "with") {
+        step.with = reader.text_map(e);
+      } else if (e.key == "env") {
+        step.env = reader.text_map(e);
+      } else if (e.key == "shell") {
+        step.shell = reader.text(e);
+      } else if (e.key == "working-directory") {
+        step.working_directory = reader.text(e);
+      } else if (e.key == "continue-on-error") {
+        step.continue_on_error = reader.boolean_or_expression(e);
+      } else if (e.key == "timeout-minutes") {
+        step.timeout_minutes = reader.number_or_expression(e);
+      }
+    }
+    if (has_run && has_uses)
+      reader.error(step.where, "a step cannot have both 'run' and 'uses'");
+    else if (!has_run && !has_uses)
+      reader.error(step.where, "a step needs either 'run' or 'uses'");
+    if (step.id) {
+      const Text& id = *step.id;
+      if (!is_identifier(id.value)) {
+        reader.error(id.where, fmt::format("invalid step id '{}': it must start with a letter or "
+                                           "'_' and hold only letters, digits, '-' and '_'",
+                                           id.value));
+      } else if (auto [first, inserted] = ids.emplace(id.value, id.where); !inserted) {
+        reader.error(id.where, fmt::format("duplicate step id '{}' in job '{}' (first used at "
+                                           "line {})",
+                                           id.value, job_id, first->second.line));
+      }
+    }
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+Job read_job(Reader& reader, const Entry& entry) {
+  Job job;
+  job.id = entry.key;
+  job.where = entry.key_where;
+  if (!is_identifier(job.id))
+    reader.error(job.where, fmt::format("invalid job id '{}': it must start with a letter or '_' "
+                                        "and hold only letters, digits, '-' and '_'",
+                                        job.id));
+  auto entries = reader.mapping(entry, k_job_keys, fmt::format("job '{}'", job.id));
+  if (!entries) return job;
+  bool has_runs_on = false, has_steps = false;
+  const Entry* reusable = nullptr;
+  for (const Entry& e : *entries) {
+    if (e.key == "name") {
+      job.name = reader.text(e);
+    } else if (e.key == "needs") {
+      if (auto needs = reader.text_list(e, true)) job.needs = std::move(*needs);
+    } else if (e.key == "if") {
+      job.if_condition = reader.condition(e);
+    } else if (e.key == "runs-on") {
+      has_runs_on = true;
+      job.runs_on = read_runs_on(reader, e);
+    } else if (e.key == "environment") {
+      job.environment = read_environment(reader, e);
+    } else if (e.key == "outputs") {
+      job.outputs = reader.text_map(e);
+    } else if (e.key == "env") {
+      job.env = reader.text_map(e);
+    } else if (e.key == "defaults") {
+      job.defaults = read_defaults(reader, e);
+    } else if (e.key == "timeout-minutes") {
+      job.timeout_minutes = reader.number_or_expression(e);
+    } else if (e.key == "continue-on-error") {
+      job.continue_on_error = reader.boolean_or_expression(e);
+    } else if (e.key == "strategy") {
+      job.strategy = read_strategy(reader, e);
+    } else if (e.key == "container") {
+      job.container = read_container(reader, e, false);
+    } else if (e.key == "services") {
+      auto services = reader.mapping(e);
+      if (!services) continue;
+      for (const Entry& service : *services)
+        if (auto container = read_container(reader, service, true))
+          job.services.emplace_back(service.key, std::move(*container));
+    } else if (e.key == "steps") {
+      has_steps = true;
+      job.steps = read_steps(reader, e, job.id);
+    } else if (e.key == "concurrency") {
+      job.concurrency = read_concurrency(reader, e);
+    } else if (e.key == "permissions") {
+      read_permissions(reader, e);
+    } else if (!reusable) {  // uses, with, secrets: a call of a reusable workflow
+      reusable = &e;
+    }
+  }
+  if (reusable) {
+    reader.error(reusable->key_where,
+                 fmt::format("job '{}' calls a reusable workflow ('{}'): reusable workflows are "
+                             "not supported yet",
+                             job.id, reusable->key));
+    return job;
+  }
+  if (!has_runs_on) reader.error(job.where, fmt::format("job '{}' has no 'runs-on'", job.id));
+  if (!has_steps) reader.error(job.where, fmt::format("job '{}' has no 'steps'", job.id));
+  return job;
+}
+
+// Unknown needs, then cycles, each cycle named from the job where the search entered it.
+void check_needs(Reader& reader, const std::vector<Job>& jobs) {
+  std::map<std::string, size_t, std::less<>> index;
+  for (size_t i = 0; i < jobs.size(); ++i) index.emplace(jobs[i].id, i);
+  std::vector<std::vector<std::pair<size_t, const Text*>>> edges(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    for (const Text& need : jobs[i].needs) {
+      auto it = index.find(need.value);
+      if (it == index.end())
+        reader.error(need.where, fmt::format("job '{}' needs '{}', which does not exist",
+                                             jobs[i].id, need.value));
+      else
+        edges[i].emplace_back(it->second, &need);
+    }
+  }
+  // Iterative depth-first search (a chain of many jobs must not exhaust the stack).
+  enum class Mark { unvisited, active, done };
+  std::vector<Mark> marks(jobs.size(), Mark::unvisited);
+  for (size_t root = 0; root < jobs.size(); ++root) {
+    if (marks[root] != Mark::unvisited) continue;
+    std::vector<std::pair<size_t, size_t>> stack{{root, 0}};  // (job, next edge)
+    marks[root] = Mark::active;
+    while (!stack.empty()) {
+      auto& [job, next] = stack.back();
+      if (next == edges[job].size()) {
+        marks[job] = Mark::done;
+        stack.pop_back();
+        continue;
+      }
+      size_t target = edges[job][next++].first;
+      if (marks[target] == Mark::unvisited) {
+        marks[target] = Mark::active;
+        stack.emplace_back(target, 0);
+      } else if (marks[target] == Mark::active) {
+        auto start = std::ranges::find(stack, target, &std::pair<size_t, size_t>::first);
+        std::string cycle;
+        for (auto it = start; it != stack.end(); ++it) cycle += jobs[it->first].id + " -> ";
+        cycle += jobs[target].id;
+        // Point at the first job's need that leads into the cycle.
+        size_t following = start + 1 == stack.end() ? target : (start + 1)->first;
+        const Text* need = edges[target][start->second - 1].second;
+        if (edges[target][start->second - 1].first != following) need = nullptr;
+        reader.error(need ? need->where : jobs[target].where,
+                     fmt::format("cyclic needs: {}", cycle));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Job> read_jobs(Reader& reader, const Entry& entry) {
+  std::vector<Job> jobs;
+  auto entries = reader.mapping(entry);
+  if (!entries) return jobs;
+  if (entry.value.size() == 0)
+    reader.error(entry.value_where, "'jobs' must define at least one job");
+  for (const Entry& e : *entries) jobs.push_back(read_job(reader, e));
+  check_needs(reader, jobs);
+  return jobs;
+}
+
+}  // namespace kiln::workflow::detail

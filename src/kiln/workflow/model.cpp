@@ -1,0 +1,17 @@
+#include "kiln/workflow/model.h"
+
+#include <algorithm>
+
+namespace kiln::workflow {
+
+const Job* Workflow::find_job(std::string_view id) const {
+  auto it = std::ranges::find(jobs, id, &Job::id);
+  return it == jobs.end() ? nullptr : &*it;
+}
+
+const Trigger* Workflow::find_trigger(std::string_view event) const {
+  auto it = std::ranges::find(on, event, &Trigger::event);
+  return it == on.end() ? nullptr : &*it;
+}
+
+}  // namespace kiln::workflow

@@ -1,0 +1,155 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kiln/workflow/loader_test_util.h"
+
+namespace kiln::workflow {
+namespace {
+
+using test::errors_of;
+using test::load_ok;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// --- on --------------------------------------------------------------------------------------
+
+TEST(LoaderOn, MissingOnIsAnError) {
+  EXPECT_THAT(errors_of("jobs:\n  a:\n    runs-on: x\n    steps: [{run: y}]\n"),
+              ElementsAre("wf.yml:1:1: error: workflow has no 'on' (the events that trigger it)"));
+}
+
+TEST(LoaderOn, UnknownAndDuplicateEvents) {
+  EXPECT_THAT(errors_of("on: pushh\njobs:\n  a:\n    runs-on: x\n    steps: [{run: y}]\n"),
+              ElementsAre("wf.yml:1:5: error: unknown event 'pushh' (did you mean 'push'?)"));
+  EXPECT_THAT(errors_of("on: []\njobs:\n  a:\n    runs-on: x\n    steps: [{run: y}]\n"),
+              ElementsAre("wf.yml:1:5: error: 'on' must name at least one event"));
+  EXPECT_THAT(errors_of("on:\njobs:\n  a:\n    runs-on: x\n    steps: [{run: y}]\n"),
+              ElementsAre("wf.yml:1:1: error: 'on' must name at least one event"));
+  EXPECT_THAT(errors_of("on:\n  push: main\njobs:\n  a: {runs-on: x, steps: [{run: y}]}\n"),
+              ElementsAre("wf.yml:2:9: error: 'push' must be a mapping, not a string"));
+  EXPECT_THAT(errors_of("on: [push, teleport, push]\njobs:\n  a:\n    runs-on: x\n    steps: "
+                        "[{run: y}]\n"),
+              ElementsAre("wf.yml:1:12: error: unknown event 'teleport'",
+                          "wf.yml:1:22: error: duplicate event 'push'"));
+}
+
+TEST(LoaderOn, FilterConflictsAndUnknownFilterKeys) {
+  EXPECT_THAT(errors_of(R"yaml(on:
+  push:
+    branches: [main]
+    tags: [v*]
+    branches-ignore: [wip]
+    types: [opened]
+  pull_request:
+    paths-ignore: [docs/**]
+    paths: [src/**]
+    tags: [v1]
+jobs:
+  a: {runs-on: x, steps: [{run: y}]}
+)yaml"),
+              ElementsAre("wf.yml:5:5: error: 'branches' and 'branches-ignore' cannot both be "
+                          "used for 'push'",
+                          "wf.yml:6:5: error: unknown key 'types' in 'push'",
+                          "wf.yml:9:5: error: 'paths' and 'paths-ignore' cannot both be used "
+                          "for 'pull_request'",
+                          "wf.yml:10:5: error: unknown key 'tags' in 'pull_request'"));
+}
+
+TEST(LoaderOn, BadGlobPatternPointsAtThePattern) {
+  EXPECT_THAT(errors_of(R"yaml(on:
+  push:
+    branches:
+      - main
+      - 'release/[0-9'
+jobs:
+  a: {runs-on: x, steps: [{run: y}]}
+)yaml"),
+              ElementsAre("wf.yml:5:9: error: invalid filter pattern 'release/[0-9' at character "
+                          "9: '[' is never closed by ']'"));
+}
+
+TEST(LoaderOn, BadCron) {
+  EXPECT_THAT(errors_of(R"yaml(on:
+  schedule:
+    - cron: '0 3 * * 1'
+    - cron: '61 * * * *'
+    - crn: '0 0 * * *'
+    - {}
+jobs:
+  a: {runs-on: x, steps: [{run: y}]}
+)yaml"),
+              ElementsAre("wf.yml:4:13: error: invalid cron '61 * * * *': minute field '61': "
+                          "61 is out of range 0-59",
+                          "wf.yml:5:7: error: unknown key 'crn' in a 'schedule' entry (did you "
+                          "mean 'cron'?)",
+                          "wf.yml:6:7: error: a 'schedule' entry needs a 'cron'"));
+}
+
+TEST(LoaderOn, PullRequestTypes) {
+  EXPECT_THAT(errors_of(R"yaml(on:
+  pull_request:
+    types: [opened, synchronise]
+jobs:
+  a: {runs-on: x, steps: [{run: y}]}
+)yaml"),
+              ElementsAre("wf.yml:3:21: error: unknown activity type 'synchronise' for "
+                          "'pull_request' (did you mean 'synchronize'?)"));
+}
+
+TEST(LoaderOn, DispatchInputs) {
+  EXPECT_THAT(errors_of(R"yaml(on:
+  workflow_dispatch:
+    inputs:
+      level:
+        type: strng
+      pick:
+        type: choice
+      flag:
+        type: boolean
+        default: maybe
+      size:
+        type: choice
+        options: [small, large]
+        default: huge
+      1bad:
+        required: sometimes
+      count:
+        type: number
+        default: many
+jobs:
+  a: {runs-on: x, steps: [{run: y}]}
+)yaml"),
+              ElementsAre("wf.yml:5:15: error: unknown input type 'strng' (did you mean "
+                          "'string'?)",
+                          "wf.yml:6:7: error: choice input 'pick' needs a list of 'options'",
+                          "wf.yml:10:18: error: the default of boolean input 'flag' must be true "
+                          "or false, not 'maybe'",
+                          "wf.yml:14:18: error: the default 'huge' of choice input 'size' is not "
+                          "one of its options",
+                          "wf.yml:15:7: error: invalid input name '1bad': it must start with a "
+                          "letter or '_' and hold only letters, digits, '-' and '_'",
+                          "wf.yml:16:19: error: 'required' must be true or false, not "
+                          "'sometimes'",
+                          "wf.yml:19:18: error: the default of number input 'count' must be a "
+                          "number, not 'many'"));
+}
+
+TEST(LoaderOn, OtherEventsAreAcceptedUnchecked) {
+  Workflow wf = load_ok(R"yaml(on:
+  release:
+    types: [published]
+  workflow_call:
+    inputs:
+      x: {type: string}
+  issues:
+jobs:
+  a: {runs-on: x, steps: [{run: y}]}
+)yaml");
+  ASSERT_EQ(wf.on.size(), 3u);
+  EXPECT_EQ(wf.on[0].event, "release");
+  EXPECT_EQ(wf.on[2].event, "issues");
+  EXPECT_EQ(wf.on[2].where.to_string(), "wf.yml:7:3");
+}
+
+}  // namespace
+}  // namespace kiln::workflow
