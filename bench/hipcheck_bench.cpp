@@ -56,7 +56,8 @@ std::string generate_file(std::mt19937& rng, int lines, bool dense) {
       "        \"copy\");\n"
       "}\n",
       "  reduce_kernel<<<blocks, threads, 0, stream>>>(input, output, count);\n",
-      "  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);\n",
+      "  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, a, lda, b, ldb, &beta, c, "
+      "ldc);\n",
       "  CUDA_CHECK(cudaStreamSynchronize(stream));\n",
       // plain C++ from here
       "template <typename T, int BlockSize>\n"
@@ -147,9 +148,8 @@ std::int64_t corpus_bytes(bool dense = false) {
 void set_counters(benchmark::State& state, unsigned threads, bool dense = false) {
   constexpr double k_lines = double(k_files) * k_lines_per_file;
   state.SetBytesProcessed(state.iterations() * corpus_bytes(dense));
-  state.counters["lines/s"] =
-      benchmark::Counter(k_lines * static_cast<double>(state.iterations()),
-                         benchmark::Counter::kIsRate);
+  state.counters["lines/s"] = benchmark::Counter(k_lines * static_cast<double>(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
   state.counters["threads"] = threads;
 }
 
@@ -216,8 +216,10 @@ void BM_RunCheckFromDisk(benchmark::State& state) {
   options.jobs = threads;
   for (auto _ : state) {
     auto report = kiln::hipcheck::run_check(options);
-    if (!report) state.SkipWithError(report.error().to_string().c_str());
-    else benchmark::DoNotOptimize(report->summary.references);
+    if (!report)
+      state.SkipWithError(report.error().to_string().c_str());
+    else
+      benchmark::DoNotOptimize(report->summary.references);
   }
   set_counters(state, threads);
 }

@@ -28,7 +28,14 @@ std::filesystem::path default_store_path(const std::filesystem::path& directory)
 
 Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesystem::path>& path,
                                                  const std::filesystem::path& directory) {
-  return store::open_sqlite_store(path ? *path : default_store_path(directory));
+  auto file = path ? *path : default_store_path(directory);
+  KILN_TRY(auto store, store::open_sqlite_store(file));
+  // <repo>/.kiln/ holds the database and the job work trees: keep it out of `git status`.
+  auto folder = file.parent_path();
+  std::error_code ec;
+  if (folder.filename() == ".kiln" && !std::filesystem::exists(folder / ".gitignore", ec))
+    std::ofstream(folder / ".gitignore") << "*\n";
+  return store;
 }
 
 Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::path& path) {

@@ -10,6 +10,7 @@
 #include "kiln/cli/common.h"
 #include "kiln/cli/terminal.h"
 #include "kiln/engine/engine.h"
+#include "kiln/exec/process_tracker.h"
 
 namespace kiln::cli {
 namespace {
@@ -124,10 +125,16 @@ int run_command(const RunArgs& args) {
   if (args.dry_run) {
     auto plan = engine::plan_json(*options);
     if (!plan) return report_error(plan.error());
+    for (const auto& warning : (*plan)["warnings"])
+      fmt::print(stderr, "kiln: {}\n", warning.get<std::string>());
     if (args.json) fmt::print("{}\n", plan->dump(2));
     else fmt::print("{}", engine::plan_text(*plan));
     return 0;
   }
+  // A watchdog kills this run's job processes if kiln itself dies (kill -9, a crash).
+  options->job_token_prefix = exec::new_job_token();
+  if (auto reaper = exec::start_orphan_reaper(options->job_token_prefix + "-"); !reaper)
+    return report_error(reaper.error());
   auto store = open_store(options->store_path, options->repository);
   if (!store) return report_error(store.error());
 

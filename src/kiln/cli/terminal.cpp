@@ -107,6 +107,13 @@ void TerminalObserver::progress(int done, int total, const std::vector<std::stri
   draw_status_locked();
 }
 
+void TerminalObserver::warning(const std::string& text) {
+  std::lock_guard lock(mutex_);
+  clear_status_locked();
+  fmt::print(stderr, "kiln: {}\n", text);
+  draw_status_locked();
+}
+
 void TerminalObserver::finish() {
   std::lock_guard lock(mutex_);
   clear_status_locked();

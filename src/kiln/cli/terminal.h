@@ -22,6 +22,7 @@ class TerminalObserver : public engine::RunObserver {
   void job_line(const std::string& job_key, std::string_view kind, std::string_view text) override;
   void job_finished(const engine::JobSummary& job) override;
   void progress(int done, int total, const std::vector<std::string>& running) override;
+  void warning(const std::string& text) override;
 
   // Clears the status line (before the summary is printed).
   void finish();

@@ -38,6 +38,9 @@ struct RunOptions {
   std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
   bool keep_workspaces = false;
   bool verbose = false;
+  // Every job's KILN_JOB_TOKEN is this prefix, '-', and the job's id, so that a watchdog can
+  // find every process of this run (exec::start_orphan_reaper). Empty: one is made up.
+  std::string job_token_prefix;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).
@@ -96,6 +99,8 @@ class RunObserver {
                         std::string_view text) = 0;
   virtual void job_finished(const JobSummary& job) = 0;
   virtual void progress(int done, int total, const std::vector<std::string>& running) = 0;
+  // A warning about the workflows ("FILE:LINE:COL: warning: ..."), before anything runs.
+  virtual void warning(const std::string& text) = 0;
 };
 
 // Asks the engine to cancel everything running (Ctrl-C). Safe to call from any thread.

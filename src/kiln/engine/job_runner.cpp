@@ -58,8 +58,7 @@ Result<double> minutes_of(const std::optional<workflow::Text>& text, const expr:
 
 Result<bool> flag_of(const std::optional<workflow::Text>& text, const expr::Context& context) {
   if (!text) return false;
-  KILN_TRY(auto value, expr::evaluate_template(text->value, context, text->where));
-  return expr::truthy(value) && expr::to_text(value) != "false";
+  return evaluate_flag(*text, context);
 }
 
 // Everything one job instance needs while its steps run.
@@ -104,9 +103,6 @@ class JobRun {
         return make_error(ErrorCode::io_error,
                           fmt::format("cannot create {}: {}", dir.string(), ec.message()));
     }
-    // .kiln/ holds work trees and the database: keep it out of the user's `git status`.
-    if (!std::filesystem::exists(setup_.kiln_dir / ".gitignore"))
-      std::ofstream(setup_.kiln_dir / ".gitignore") << "*\n";
     auto event_path = job_dir_ / "event.json";
     std::ofstream(event_path) << setup_.event->payload.dump(2);
     benchmarks_file_ = job_dir_ / "benchmarks.txt";
@@ -135,7 +131,10 @@ class JobRun {
       return hash_files(patterns);
     };
 
-    token_ = exec::new_job_token();
+    token_ = fmt::format("{}-{}",
+                         setup_.options->job_token_prefix.empty() ? exec::new_job_token()
+                                                                  : setup_.options->job_token_prefix,
+                         setup_.job_row);
     base_env_ = core::current_environment();
     for (const auto& [key, value] : contexts.env) base_env_[key] = value;
     base_env_["KILN_RUN_ID"] = std::to_string(setup_.run_id);
@@ -221,6 +220,7 @@ class JobRun {
     row.id = step_row ? *step_row : 0;
 
     auto step_started = Clock::now();
+    raw_outputs_.clear();
     Conclusion outcome = Conclusion::success;
     if (!should_run) {
       log_kiln("error", should_run.error().to_string());
@@ -241,9 +241,11 @@ class JobRun {
     if (outcome == Conclusion::cancelled) failed_ = true;
     result.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - step_started);
 
+    // Later steps see the outputs as written; what is stored and reported is masked.
+    for (const auto& [key, value] : raw_outputs_) result.outputs[key] = setup_.masker->mask(value);
     if (result.id) {
       expr::Value outputs = expr::Value::object();
-      for (const auto& [key, value] : result.outputs) outputs[key] = value;
+      for (const auto& [key, value] : raw_outputs_) outputs[key] = value;
       context_.contexts["steps"][*result.id] = {
           {"outputs", outputs},
           {"outcome", std::string(store::to_string(result.outcome))},
@@ -320,7 +322,7 @@ class JobRun {
       }
     }
 
-    if (step.uses) return execute_action(step, *env, result);
+    if (step.uses) return execute_action(step, *env);
 
     auto script = expr::interpolate(step.run->value, context_, step.run->where);
     if (!script) {
@@ -357,14 +359,17 @@ class JobRun {
     request.job_token = token_;
 
     LogSink sink(*this);
-    auto outcome = exec::run_step(request, sink, *setup_.masker, setup_.cancel);
+    // A step that runs after the job was cancelled (if: always()) runs to its end: only its
+    // timeout stops it.
+    const exec::CancelToken* cancel = setup_.cancel->cancelled() ? nullptr : setup_.cancel;
+    auto outcome = exec::run_step(request, sink, *setup_.masker, cancel);
     if (!outcome) {
       log_kiln("error", outcome.error().to_string());
       return Conclusion::failure;
     }
     if (outcome->exit) result.exit_code = outcome->exit->signal ? 128 + outcome->exit->signal
                                                                 : outcome->exit->exit_code;
-    for (const auto& [key, value] : outcome->outputs) result.outputs[key] = value;
+    for (const auto& [key, value] : outcome->outputs) raw_outputs_[key] = value;
     for (const auto& [key, value] : outcome->env) file_env_[key] = value;
     exec::add_path_entries(path_additions_, outcome->path_additions);
     // The step runner has already logged why a step failed (exit code, timeout, cancel).
@@ -410,8 +415,7 @@ class JobRun {
     return context;
   }
 
-  Conclusion execute_action(const workflow::Step& step, const core::Environment& env,
-                            StepSummary& result) {
+  Conclusion execute_action(const workflow::Step& step, const core::Environment& env) {
     const std::string& uses = step.uses->value;
     if (uses.starts_with("./") || uses.starts_with("docker://") || !exec::is_builtin_action(uses)) {
       std::string message = uses.starts_with("./")
@@ -437,7 +441,7 @@ class JobRun {
       log_kiln("error", outcome.error().to_string());
       return Conclusion::failure;
     }
-    for (const auto& [key, value] : outcome->outputs) result.outputs[key] = value;
+    for (const auto& [key, value] : outcome->outputs) raw_outputs_[key] = value;
     record_artifacts(outcome->artifacts_uploaded);
     if (outcome->post) post_actions_.push_back({*outcome->post, env});
     if (!outcome->success) {
@@ -493,8 +497,16 @@ class JobRun {
     context_.failed = failed_;
     for (const auto& [key, text] : job_.outputs) {
       auto value = expr::interpolate(text.value, context_, text.where);
-      if (value) summary_.outputs[key] = setup_.masker->mask(*value);
-      else log_kiln("warning", value.error().to_string());
+      if (!value) {
+        log_kiln("warning", value.error().to_string());
+        continue;
+      }
+      // As GitHub does: an output holding a secret is not passed on at all.
+      if (setup_.masker->mask(*value) != *value) {
+        log_kiln("warning", fmt::format("Skip output '{}' since it may contain secret.", key));
+        continue;
+      }
+      summary_.outputs[key] = *value;
     }
     bool was_cancelled = setup_.cancel->cancelled() && !timed_out_;
     summary_.conclusion = was_cancelled ? Conclusion::cancelled
@@ -582,6 +594,7 @@ class JobRun {
   std::map<std::string, std::string> job_env_;
   std::map<std::string, std::string> file_env_;
   std::vector<std::string> path_additions_;
+  std::map<std::string, std::string> raw_outputs_;  // of the step running now, unmasked
   std::vector<std::pair<exec::PostAction, core::Environment>> post_actions_;
 };
 

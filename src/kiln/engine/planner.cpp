@@ -52,6 +52,36 @@ std::string scalar_text(const nlohmann::ordered_json& value) {
 
 }  // namespace
 
+Result<bool> evaluate_flag(const workflow::Text& text, const expr::Context& context) {
+  KILN_TRY(auto value, expr::evaluate_template(text.value, context, text.where));
+  if (value.is_string()) {
+    const auto& s = value.get_ref<const std::string&>();
+    if (s == "true") return true;
+    if (s == "false") return false;
+  }
+  return expr::truthy(value);
+}
+
+expr::Value typed_inputs(const workflow::Workflow& workflow,
+                         const std::map<std::string, std::string>& values) {
+  expr::Value inputs = expr::Value::object();
+  const auto* trigger = workflow.find_trigger("workflow_dispatch");
+  for (const auto& [key, value] : values) {
+    inputs[key] = value;
+    if (!trigger) continue;
+    for (const auto& spec : trigger->inputs) {
+      if (spec.name != key) continue;
+      if (spec.type == "boolean") inputs[key] = value == "true";
+      if (spec.type == "number") {
+        char* end = nullptr;
+        double number = std::strtod(value.c_str(), &end);
+        if (end != value.c_str() && *end == '\0') inputs[key] = number;
+      }
+    }
+  }
+  return inputs;
+}
+
 bool plan_needs_results(const workflow::Job& job) {
   if (job.strategy && job.strategy->matrix && text_refers_to_needs(job.strategy->matrix->dump()))
     return true;
@@ -65,9 +95,7 @@ Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& conte
   if (job.strategy) {
     const auto& strategy = *job.strategy;
     if (strategy.fail_fast) {
-      KILN_TRY(auto value,
-               expr::evaluate_template(strategy.fail_fast->value, context, strategy.fail_fast->where));
-      planned.fail_fast = expr::truthy(value);
+      KILN_TRY(planned.fail_fast, evaluate_flag(*strategy.fail_fast, context));
     }
     if (strategy.max_parallel) {
       KILN_TRY(auto value, expr::evaluate_template(strategy.max_parallel->value, context,
@@ -154,8 +182,10 @@ Result<std::vector<std::string>> jobs_to_run(const workflow::Workflow& workflow,
 Result<Selection> select_workflows(const RunOptions& options, const RepositoryInfo& repo,
                                    const plan::Event& event) {
   Selection selection;
+  // -W is relative to -C, as paths after `git -C` and `make -C` are.
   std::filesystem::path where = options.workflows ? *options.workflows : repo.root;
-  if (options.workflows && where.is_relative()) where = std::filesystem::absolute(where);
+  if (options.workflows && where.is_relative())
+    where = std::filesystem::absolute(options.repository / where);
   KILN_TRY(auto files, workflow::discover_workflows(where));
   if (files.empty())
     return make_error(ErrorCode::invalid_input,
@@ -225,7 +255,10 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
                  {"changed_files", event.changed_files_known ? json(event.changed_files)
                                                              : json(nullptr)}}},
                {"workflows", json::array()},
-               {"not_triggered", json::array()}};
+               {"not_triggered", json::array()},
+               {"warnings", json::array()}};
+  for (const auto& diagnostic : selection.diagnostics)
+    plan["warnings"].push_back(diagnostic.to_string());
   for (const auto& [path, reason] : selection.not_triggered)
     plan["not_triggered"].push_back({{"workflow", path}, {"reason", reason}});
 
@@ -236,14 +269,12 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
                                   {"sha", event.sha}, {"event", event.payload},
                                   {"repository", repo.name}, {"workflow", selected.name},
                                   {"run_id", "0"}, {"run_number", "0"}};
-    json inputs = json::object();
     std::map<std::string, std::string> input_values = event.inputs;
     if (const auto* trigger = wf.find_trigger("workflow_dispatch");
         trigger && event.name == "workflow_dispatch") {
       KILN_TRY(input_values, plan::resolve_dispatch_inputs(*trigger, event.inputs));
     }
-    for (const auto& [k, v] : input_values) inputs[k] = v;
-    context.contexts["inputs"] = expr::Value::parse(inputs.dump());
+    context.contexts["inputs"] = typed_inputs(wf, input_values);
     context.contexts["vars"] = expr::Value::object();
     context.contexts["secrets"] = expr::Value::object();
     context.contexts["env"] = expr::Value::object();

@@ -59,6 +59,15 @@ Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& conte
 // True when the job's matrix or name refers to `needs`: it can be planned only at run time.
 bool plan_needs_results(const workflow::Job& job);
 
+// A boolean setting that may be an expression (fail-fast, continue-on-error,
+// cancel-in-progress): YAML's `true`/`false` as written, or a `${{ }}` value's truthiness.
+Result<bool> evaluate_flag(const workflow::Text& text, const expr::Context& context);
+
+// Dispatch inputs with the types the workflow declares: boolean inputs become booleans and
+// number inputs numbers in the `inputs` context (github.event.inputs keeps the strings).
+expr::Value typed_inputs(const workflow::Workflow& workflow,
+                         const std::map<std::string, std::string>& values);
+
 // One error carrying every error diagnostic, one per line (the first is the error's location).
 Error diagnostics_error(const workflow::Diagnostics& diagnostics);
 

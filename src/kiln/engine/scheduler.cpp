@@ -23,6 +23,7 @@
 #include "kiln/engine/job_runner.h"
 #include "kiln/engine/planner.h"
 #include "kiln/engine/repository.h"
+#include "kiln/plan/concurrency.h"
 #include "kiln/plan/trigger.h"
 #include "kiln/store/process_identity.h"
 #include "kiln/store/store.h"
@@ -36,6 +37,15 @@ using Clock = std::chrono::steady_clock;
 
 struct WorkflowState;
 
+// A run's or job's place in a concurrency group (plan::ConcurrencyGroups decides).
+struct GroupClaim {
+  std::string id;     // unique in this invocation: "run:3", "job:17"
+  std::string group;  // evaluated; empty: no group
+  bool cancel_in_progress = false;
+  bool requested = false;
+  bool granted = false;
+};
+
 struct Instance {
   PlannedInstance planned;
   struct Node* node = nullptr;
@@ -43,8 +53,8 @@ struct Instance {
   enum class State { queued, running, done } state = State::queued;
   exec::CancelToken cancel;
   std::string cancel_reason;
-  std::string concurrency_group;  // evaluated job-level group, empty: none
-  bool cancel_in_progress = false;
+  GroupClaim claim;  // job-level concurrency group
+  bool continue_on_error = false;  // job-level, evaluated with the instance's matrix
   std::vector<std::string> labels;
   JobSummary summary;
   std::thread thread;
@@ -60,7 +70,6 @@ struct Node {
   Conclusion result = Conclusion::skipped;
   bool ancestor_failed = false;  // for failure() in a job-level if
   std::map<std::string, std::string> outputs;
-  bool continue_on_error = false;
 };
 
 struct WorkflowState {
@@ -69,10 +78,8 @@ struct WorkflowState {
   std::vector<std::unique_ptr<Node>> nodes;  // file order, only the jobs to run
   expr::Value base_contexts;                 // github, inputs, vars, secrets
   std::vector<std::pair<std::string, std::string>> env;  // evaluated workflow env
-  std::string concurrency_group;
-  bool cancel_in_progress = false;
-  bool holds_group = false;
-  bool cancelled = false;  // by a newer run of its concurrency group
+  GroupClaim claim;         // workflow-level concurrency group
+  bool cancelled = false;  // by a newer run of its concurrency group, or Ctrl-C
   Clock::time_point started;
   std::vector<JobSummary> finished;
 };
@@ -140,11 +147,9 @@ class Scheduler {
         trigger && event_.name == "workflow_dispatch") {
       KILN_TRY(input_values, plan::resolve_dispatch_inputs(*trigger, event_.inputs));
     }
-    expr::Value inputs = expr::Value::object();
-    for (const auto& [key, value] : input_values) inputs[key] = value;
     for (const auto& [key, value] : input_values)
       contexts["github"]["event"]["inputs"][key] = value;
-    contexts["inputs"] = inputs;
+    contexts["inputs"] = typed_inputs(selected.workflow, input_values);
     contexts["vars"] = expr::Value::object();
     expr::Value secrets = expr::Value::object();
     for (const auto& [key, value] : options_.secrets) secrets[key] = value;
@@ -166,12 +171,11 @@ class Scheduler {
     }
     if (selected.workflow.concurrency) {
       const auto& concurrency = *selected.workflow.concurrency;
-      KILN_TRY(state->concurrency_group,
+      KILN_TRY(state->claim.group,
                expr::interpolate(concurrency.group.value, context, concurrency.group.where));
       if (concurrency.cancel_in_progress) {
-        KILN_TRY(auto value, expr::evaluate_template(concurrency.cancel_in_progress->value, context,
-                                                     concurrency.cancel_in_progress->where));
-        state->cancel_in_progress = expr::truthy(value);
+        KILN_TRY(state->claim.cancel_in_progress,
+                 evaluate_flag(*concurrency.cancel_in_progress, context));
       }
     }
 
@@ -182,6 +186,8 @@ class Scheduler {
       node->workflow = state.get();
       state->nodes.push_back(std::move(node));
     }
+    state->claim.id = fmt::format("run:{}", state->run.id);
+    workflow_claims_[state->claim.id] = state.get();
     observer_.run_started(selected.name, state->run.id);
     workflows_.push_back(std::move(state));
     return {};
@@ -233,7 +239,7 @@ class Scheduler {
   }
 
   bool needs_done(WorkflowState& wf, const Node& node) {
-    if (wf.concurrency_group.size() && !wf.holds_group && !wf.cancelled) return false;
+    if (!wf.claim.group.empty() && !wf.claim.granted && !wf.cancelled) return false;
     for (const auto& need : node.job->needs) {
       Node* dep = find_node(wf, need.value);
       if (dep && dep->state != Node::State::done) return false;
@@ -241,26 +247,52 @@ class Scheduler {
     return true;
   }
 
-  // Workflow-level concurrency: the first workflow of a group holds it; a later one with
-  // cancel-in-progress cancels the holder, and of several waiting only the newest stays.
+  // Workflow-level concurrency: a workflow starts no job until it holds its group.
   void acquire_workflow_groups() {
-    for (auto& wf : workflows_) {
-      if (wf->concurrency_group.empty() || wf->holds_group || wf->cancelled) continue;
-      WorkflowState* holder = nullptr;
-      for (auto& other : workflows_)
-        if (other.get() != wf.get() && other->holds_group &&
-            other->concurrency_group == wf->concurrency_group && !workflow_done(*other))
-          holder = other.get();
-      if (!holder) {
-        // Older waiting workflows of the same group are superseded by this newer one.
-        wf->holds_group = true;
-        continue;
+    for (auto& wf : workflows_)
+      if (!wf->cancelled) claim(wf->claim);
+  }
+
+  // Asks for a claim's group once; cancels what the answer says. True when the claim holds.
+  bool claim(GroupClaim& claim) {
+    if (claim.group.empty() || claim.granted) return true;
+    if (claim.requested) return false;
+    auto decision = groups_.request(claim.group, claim.id, claim.cancel_in_progress);
+    claim.requested = true;
+    claim.granted = decision.start_now;
+    for (const auto& id : decision.cancel)
+      cancel_claimant(id, fmt::format("cancelled: a newer run in concurrency group '{}'",
+                                      claim.group));
+    return claim.granted;
+  }
+
+  void release(GroupClaim& claim) {
+    if (!claim.requested) return;
+    claim.requested = false;
+    claim.granted = false;
+    auto promoted = groups_.release(claim.group, claim.id);
+    if (!promoted) return;
+    if (auto it = instance_claims_.find(*promoted); it != instance_claims_.end())
+      it->second->claim.granted = true;
+    if (auto it = workflow_claims_.find(*promoted); it != workflow_claims_.end())
+      it->second->claim.granted = true;
+    changed_.notify_all();
+  }
+
+  void cancel_claimant(const std::string& id, const std::string& reason) {
+    if (auto it = instance_claims_.find(id); it != instance_claims_.end()) {
+      Instance& instance = *it->second;
+      if (instance.state == Instance::State::queued) {
+        finish_instance_now(instance, Conclusion::cancelled, reason);
+        maybe_finish_node(*instance.node->workflow, *instance.node);
+      } else if (instance.state == Instance::State::running) {
+        instance.cancel_reason = reason;
+        instance.cancel.cancel();
       }
-      if (wf->cancel_in_progress && !holder->cancelled) {
-        holder->cancelled = true;
-        cancel_workflow(*holder, fmt::format("cancelled: a newer run of concurrency group '{}'",
-                                             wf->concurrency_group));
-      }
+    }
+    if (auto it = workflow_claims_.find(id); it != workflow_claims_.end()) {
+      it->second->cancelled = true;
+      cancel_workflow(*it->second, reason);
     }
   }
 
@@ -287,7 +319,6 @@ class Scheduler {
   // A node whose needs are done: its `if`, then its instances.
   void resolve(WorkflowState& wf, Node& node) {
     const auto& job = *node.job;
-    node.continue_on_error = job.continue_on_error && job.continue_on_error->value == "true";
     bool needs_succeeded = true;
     for (const auto& need : job.needs) {
       Node* dep = find_node(wf, need.value);
@@ -351,15 +382,18 @@ class Scheduler {
       if (job.concurrency) {
         auto group = expr::interpolate(job.concurrency->group.value, instance_context,
                                        job.concurrency->group.where);
-        if (group) instance.concurrency_group = *group;
+        if (group) instance.claim.group = *group;
         else error = group.error().to_string();
         if (job.concurrency->cancel_in_progress) {
-          auto value = expr::evaluate_template(job.concurrency->cancel_in_progress->value,
-                                               instance_context,
-                                               job.concurrency->cancel_in_progress->where);
-          if (value) instance.cancel_in_progress = expr::truthy(*value);
+          auto value = evaluate_flag(*job.concurrency->cancel_in_progress, instance_context);
+          if (value) instance.claim.cancel_in_progress = *value;
           else error = value.error().to_string();
         }
+      }
+      if (job.continue_on_error) {
+        auto value = evaluate_flag(*job.continue_on_error, instance_context);
+        if (value) instance.continue_on_error = *value;
+        else error = value.error().to_string();
       }
       store::Job row;
       row.run_id = wf.run.id;
@@ -371,6 +405,8 @@ class Scheduler {
       row.labels = instance.labels;
       auto id = store_.create_job(row);
       if (id) instance.job_row = *id;
+      instance.claim.id = fmt::format("job:{}:{}", wf.run.id, instance.planned.key);
+      instance_claims_[instance.claim.id] = &instance;
       if (!error.empty()) finish_instance_now(instance, Conclusion::failure, error);
     }
     maybe_finish_node(wf, node);
@@ -411,6 +447,7 @@ class Scheduler {
 
   void finish_instance_now(Instance& instance, Conclusion conclusion, const std::string& reason) {
     instance.state = Instance::State::done;
+    release(instance.claim);
     instance.summary.key = instance.planned.key;
     instance.summary.job_id = instance.node->job->id;
     instance.summary.name = instance.planned.name;
@@ -441,38 +478,9 @@ class Scheduler {
           if (instance.state != Instance::State::queued) continue;
           if (running_ >= max_parallel_) return;
           if (node->plan.max_parallel > 0 && node->running >= node->plan.max_parallel) continue;
-          if (!acquire_job_group(instance)) continue;
+          if (!claim(instance.claim)) continue;
           launch(*wf, *node, instance);
         }
-  }
-
-  // Job-level concurrency groups across every workflow of this invocation.
-  bool acquire_job_group(Instance& instance) {
-    const std::string& group = instance.concurrency_group;
-    if (group.empty()) return true;
-    auto holder = group_holders_.find(group);
-    if (holder == group_holders_.end() || holder->second == &instance) {
-      group_holders_[group] = &instance;
-      if (group_pending_[group] == &instance) group_pending_.erase(group);
-      return true;
-    }
-    Instance*& pending = group_pending_[group];
-    if (pending != &instance) {
-      if (pending && pending->state == Instance::State::queued) {
-        pending->cancel_reason =
-            fmt::format("cancelled: a newer job is pending in concurrency group '{}'", group);
-        finish_instance_now(*pending, Conclusion::cancelled, pending->cancel_reason);
-        maybe_finish_node(*pending->node->workflow, *pending->node);
-      }
-      pending = &instance;
-      if (instance.cancel_in_progress) {
-        Instance* running = holder->second;
-        running->cancel_reason =
-            fmt::format("cancelled: a newer job in concurrency group '{}'", group);
-        running->cancel.cancel();
-      }
-    }
-    return false;
   }
 
   void launch(WorkflowState& wf, Node& node, Instance& instance) {
@@ -526,11 +534,10 @@ class Scheduler {
       summary.reason = instance.cancel_reason;
     summary.order = ++finished_count_;
     instance.summary = std::move(summary);
-    auto holder = group_holders_.find(instance.concurrency_group);
-    if (holder != group_holders_.end() && holder->second == &instance) group_holders_.erase(holder);
+    release(instance.claim);
     observer_.job_finished(instance.summary);
     if (instance.summary.conclusion == Conclusion::failure && node.plan.fail_fast &&
-        !node.continue_on_error) {
+        !instance.continue_on_error) {
       for (auto& sibling : node.instances) {
         if (&sibling == &instance) continue;
         std::string reason = fmt::format("cancelled by fail-fast: {} failed", instance.planned.key);
@@ -551,20 +558,30 @@ class Scheduler {
     for (const auto& instance : node.instances)
       if (instance.state != Instance::State::done) return;
     bool any_failure = false, any_cancelled = false, all_skipped = true;
+    std::vector<const Instance*> by_finish;
     for (const auto& instance : node.instances) {
       const auto& summary = instance.summary;
-      if (summary.conclusion == Conclusion::failure) any_failure = true;
+      if (summary.conclusion == Conclusion::failure && !instance.continue_on_error)
+        any_failure = true;
       if (summary.conclusion == Conclusion::cancelled) any_cancelled = true;
       if (summary.conclusion != Conclusion::skipped) all_skipped = false;
-      // Several instances may set an output: the last one to finish wins, as on GitHub.
-      for (const auto& [key, value] : summary.outputs) node.outputs[key] = value;
+      by_finish.push_back(&instance);
       wf.finished.push_back(summary);
     }
-    if (any_failure) node.result = node.continue_on_error ? Conclusion::success : Conclusion::failure;
+    // Several instances may set an output: the last one to finish that set it (non-empty)
+    // wins, as on GitHub.
+    std::stable_sort(by_finish.begin(), by_finish.end(), [](const Instance* a, const Instance* b) {
+      return a->summary.order < b->summary.order;
+    });
+    for (const Instance* instance : by_finish)
+      for (const auto& [key, value] : instance->summary.outputs)
+        if (!value.empty()) node.outputs[key] = value;
+    if (any_failure) node.result = Conclusion::failure;
     else if (any_cancelled) node.result = Conclusion::cancelled;
     else if (all_skipped) node.result = Conclusion::skipped;
     else node.result = Conclusion::success;
     node.state = Node::State::done;
+    if (workflow_done(wf)) release(wf.claim);
     changed_.notify_all();
   }
 
@@ -652,8 +669,9 @@ class Scheduler {
   std::vector<std::unique_ptr<WorkflowState>> workflows_;
   int running_ = 0;
   int finished_count_ = 0;
-  std::map<std::string, Instance*> group_holders_;
-  std::map<std::string, Instance*> group_pending_;
+  plan::ConcurrencyGroups groups_;
+  std::map<std::string, Instance*> instance_claims_;
+  std::map<std::string, WorkflowState*> workflow_claims_;
   int last_done_ = -1;
   std::vector<std::string> last_running_;
 };
@@ -675,6 +693,7 @@ Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserve
   KILN_TRY(auto selection, select_workflows(options, repo, event));
   if (workflow::has_errors(selection.diagnostics))
     return std::unexpected(diagnostics_error(selection.diagnostics));
+  for (const auto& diagnostic : selection.diagnostics) observer.warning(diagnostic.to_string());
   Scheduler scheduler(options, repo, event, store, observer);
   return scheduler.run(selection);
 }

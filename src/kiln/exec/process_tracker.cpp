@@ -1,11 +1,14 @@
 #include "kiln/exec/process_tracker.h"
 
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -44,12 +47,13 @@ std::optional<pid_t> process_group(pid_t pid) {
   return static_cast<pid_t>(pgrp);
 }
 
-bool environment_has(std::string_view environ_text, std::string_view entry) {
+bool environment_has(std::string_view environ_text, std::string_view entry, TokenMatch match) {
   std::size_t start = 0;
   while (start < environ_text.size()) {
     auto end = environ_text.find('\0', start);
     if (end == std::string_view::npos) end = environ_text.size();
-    if (environ_text.substr(start, end - start) == entry) return true;
+    auto variable = environ_text.substr(start, end - start);
+    if (match == TokenMatch::exact ? variable == entry : variable.starts_with(entry)) return true;
     start = end + 1;
   }
   return false;
@@ -65,7 +69,7 @@ std::string new_job_token() {
   return fmt::format("kiln-{:016x}{:016x}", a, b);
 }
 
-std::vector<pid_t> find_job_processes(std::string_view token) {
+std::vector<pid_t> find_job_processes(std::string_view token, TokenMatch match) {
   std::vector<pid_t> found;
   if (token.empty()) return found;
   const std::string entry = fmt::format("{}={}", k_job_token_variable, token);
@@ -81,13 +85,14 @@ std::vector<pid_t> find_job_processes(std::string_view token) {
     struct stat info {};
     if (::stat(it->path().c_str(), &info) != 0 || info.st_uid != uid) continue;
     // Unreadable (gone, or not ours) and zombies (empty environ) simply do not match.
-    if (environment_has(read_proc_file(pid, "environ"), entry)) found.push_back(pid);
+    if (environment_has(read_proc_file(pid, "environ"), entry, match)) found.push_back(pid);
   }
   return found;
 }
 
 Result<std::vector<std::string>> kill_job_processes(std::string_view token,
-                                                    std::chrono::milliseconds patience) {
+                                                    std::chrono::milliseconds patience,
+                                                    TokenMatch match) {
   if (token.empty()) return fail(ErrorCode::internal, "kill_job_processes: empty job token");
   if (!std::filesystem::is_directory("/proc/self")) {
     return fail(ErrorCode::unsupported, "kill_job_processes needs /proc");
@@ -97,7 +102,7 @@ Result<std::vector<std::string>> kill_job_processes(std::string_view token,
   std::map<pid_t, std::string> killed;  // pid -> name, each reported once
   std::vector<std::string> report;
   while (true) {
-    auto pids = find_job_processes(token);
+    auto pids = find_job_processes(token, match);
     if (pids.empty()) break;
     if (std::chrono::steady_clock::now() >= give_up) {
       for (pid_t pid : pids)
@@ -119,6 +124,36 @@ Result<std::vector<std::string>> kill_job_processes(std::string_view token,
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return report;
+}
+
+Status start_orphan_reaper(const std::string& prefix) {
+  if (prefix.empty()) return fail(ErrorCode::internal, "start_orphan_reaper: empty prefix");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return fail(ErrorCode::io_error, "cannot create the watchdog pipe: {}", std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return fail(ErrorCode::io_error, "cannot start the watchdog: {}", std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::setsid();
+    ::close(fds[1]);
+    for (int fd = 3; fd < 1024; ++fd)
+      if (fd != fds[0]) ::close(fd);
+    char byte = 0;
+    while (true) {
+      auto n = ::read(fds[0], &byte, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+    }
+    (void)kill_job_processes(prefix, std::chrono::seconds(10), TokenMatch::prefix);
+    ::_exit(0);
+  }
+  ::close(fds[0]);
+  // fds[1] stays open until this process ends; its closing wakes the watchdog.
+  return {};
 }
 
 }  // namespace kiln::exec

@@ -27,7 +27,10 @@ std::string new_job_token();
 
 // Processes of this user, other than this process, whose environment holds
 // KILN_JOB_TOKEN=<token> exactly. Zombies (whose environment is gone) are not included.
-std::vector<pid_t> find_job_processes(std::string_view token);
+// `token` is the whole value (exact) or the start of it (prefix: every job of one kiln run).
+enum class TokenMatch { exact, prefix };
+std::vector<pid_t> find_job_processes(std::string_view token,
+                                      TokenMatch match = TokenMatch::exact);
 
 // Kills every process find_job_processes() finds, and their process groups, and scans again
 // until none is left (a process may fork while we kill) or `patience` has passed. Returns one
@@ -35,6 +38,14 @@ std::vector<pid_t> find_job_processes(std::string_view token);
 // after `patience` (stuck in the kernel) is reported as "pid 1234 (name) did not die".
 // An empty token is an error: it would match nothing useful and may be a bug in the caller.
 Result<std::vector<std::string>> kill_job_processes(
-    std::string_view token, std::chrono::milliseconds patience = std::chrono::seconds(2));
+    std::string_view token, std::chrono::milliseconds patience = std::chrono::seconds(2),
+    TokenMatch match = TokenMatch::exact);
+
+// Forks a watchdog that outlives this process: once this process ends, however it ends (kill -9
+// included), the watchdog kills every process whose KILN_JOB_TOKEN starts with `prefix`, so a
+// crashed kiln leaks no job process. Call it before starting threads. The watchdog runs in its
+// own session (Ctrl-C does not reach it) and waits on a close-on-exec pipe whose write end only
+// this process holds.
+Status start_orphan_reaper(const std::string& prefix);
 
 }  // namespace kiln::exec

@@ -1,5 +1,7 @@
 #include "kiln/exec/process_tracker.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -106,6 +108,33 @@ TEST(ProcessTracker, MatchesTheWholeEntryOnly) {
   EXPECT_TRUE(find_job_processes(token).empty());
   EXPECT_EQ(find_job_processes(token + "x"), pids);
   ASSERT_TRUE(kill_job_processes(token + "x"));
+}
+
+// A process that started a watchdog and then dies by SIGKILL (like `kill -9 kiln`): the
+// watchdog kills the daemons of its jobs, and leaves a process of another prefix alone.
+TEST(ProcessTracker, OrphanReaperKillsJobsOfADeadOwner) {
+  auto prefix = new_job_token() + "-";
+  auto pids = start_daemons(prefix + "7", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!");
+  auto others = start_daemons(new_job_token() + "-7",
+                              "setsid sleep 301 >/dev/null 2>&1 </dev/null & echo $!");
+  ASSERT_EQ(pids.size(), 1u);
+  ASSERT_EQ(others.size(), 1u);
+  pid_t owner = ::fork();
+  ASSERT_GE(owner, 0);
+  if (owner == 0) {
+    if (!start_orphan_reaper(prefix)) ::_exit(1);
+    ::pause();
+    ::_exit(0);
+  }
+  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(alive(pids[0]));
+  ::kill(owner, SIGKILL);
+  ::waitpid(owner, nullptr, 0);
+  for (int i = 0; i < 200 && alive(pids[0]); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_FALSE(alive(pids[0]));
+  EXPECT_TRUE(alive(others[0]));
+  (void)kill_job_processes(new_job_token());  // unrelated token: finds nothing
+  ::kill(others[0], SIGKILL);
 }
 
 }  // namespace

@@ -8,18 +8,30 @@ namespace kiln::hipcheck {
 
 std::string_view library_name(Library library) {
   switch (library) {
-    case Library::runtime: return "CUDA Runtime";
-    case Library::driver: return "CUDA Driver";
-    case Library::device: return "CUDA device functions";
-    case Library::rtc: return "NVRTC";
-    case Library::cublas: return "cuBLAS";
-    case Library::cudnn: return "cuDNN";
-    case Library::cufft: return "cuFFT";
-    case Library::curand: return "cuRAND";
-    case Library::cusolver: return "cuSOLVER";
-    case Library::cusparse: return "cuSPARSE";
-    case Library::cub: return "CUB";
-    case Library::cucomplex: return "cuComplex";
+    case Library::runtime:
+      return "CUDA Runtime";
+    case Library::driver:
+      return "CUDA Driver";
+    case Library::device:
+      return "CUDA device functions";
+    case Library::rtc:
+      return "NVRTC";
+    case Library::cublas:
+      return "cuBLAS";
+    case Library::cudnn:
+      return "cuDNN";
+    case Library::cufft:
+      return "cuFFT";
+    case Library::curand:
+      return "cuRAND";
+    case Library::cusolver:
+      return "cuSOLVER";
+    case Library::cusparse:
+      return "cuSPARSE";
+    case Library::cub:
+      return "CUB";
+    case Library::cucomplex:
+      return "cuComplex";
   }
   return "CUDA";
 }
@@ -66,7 +78,8 @@ ApiTable::ApiTable() {
     const ApiEntry& entry = k_api_entries[i];
     std::string_view name = entry.cuda_name;
     max_length_ = std::max(max_length_, name.size());
-    unsigned pair = (static_cast<unsigned char>(name[0]) << 8) | static_cast<unsigned char>(name[1]);
+    unsigned pair =
+        (static_cast<unsigned char>(name[0]) << 8) | static_cast<unsigned char>(name[1]);
     first_two_[pair >> 6] |= 1ull << (pair & 63);
     std::uint64_t h = hash(name);
     std::size_t at = h & mask_;

@@ -29,7 +29,7 @@ std::string_view library_name(Library library);
 
 struct ApiEntry {
   const char* cuda_name;
-  const char* hip_name;    // "" when HIP has no equivalent
+  const char* hip_name;  // "" when HIP has no equivalent
   Library library;
   const char* deprecated;  // CUDA version that deprecated it, "?" if only the section says so
   const char* removed;     // CUDA version that removed it, same convention

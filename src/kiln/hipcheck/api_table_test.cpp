@@ -67,7 +67,8 @@ TEST(ApiTable, MatchesTheMarkdownTables) {
   const ApiTable& table = ApiTable::instance();
   std::map<std::string, std::set<std::string>> hip_names;
   std::size_t rows = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(KILN_SOURCE_DIR) / "third_party/hipify")) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(KILN_SOURCE_DIR) / "third_party/hipify")) {
     if (!entry.path().string().ends_with("_HIP.md")) continue;
     std::ifstream in(entry.path());
     for (std::string line; std::getline(in, line);) {

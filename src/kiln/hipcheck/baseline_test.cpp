@@ -24,11 +24,13 @@ TEST(Baseline, OnlyNewFindingsFailAndMovedLinesStayAccepted) {
   auto baseline = Baseline::parse(baseline_json(before), "base.json");
   ASSERT_TRUE(baseline);
   // Lines moved, one identical line duplicated, one new use.
-  Report after = project("// moved\n\ncudaMalloc(&p, 1);\ncudaFree(p);\ncudaFree(p);\ncudaMemset(p, 0, 1);\n");
+  Report after =
+      project("// moved\n\ncudaMalloc(&p, 1);\ncudaFree(p);\ncudaFree(p);\ncudaMemset(p, 0, 1);\n");
   baseline->apply(after);
   std::vector<std::pair<int, bool>> state;
   for (const Finding& f : after.files[0].findings) state.emplace_back(f.line, f.baselined);
-  EXPECT_EQ(state, (std::vector<std::pair<int, bool>>{{3, true}, {4, true}, {5, false}, {6, false}}));
+  EXPECT_EQ(state,
+            (std::vector<std::pair<int, bool>>{{3, true}, {4, true}, {5, false}, {6, false}}));
   EXPECT_EQ(after.summary.baselined, 3u);
   EXPECT_EQ(exit_code(after, FailOn::any), 1);
   EXPECT_EQ(exit_code(after, FailOn::unsupported), 0);
@@ -49,8 +51,9 @@ TEST(Baseline, BadFilesAreOneLineErrors) {
   expect_error(R"({"kiln_hipcheck_baseline": 1})", "\"findings\" must be an array");
   expect_error(R"({"kiln_hipcheck_baseline": 1, "findings": [{"path": "a.cu"}]})",
                "findings[0] needs string \"path\" and \"fingerprint\"");
-  expect_error(R"({"kiln_hipcheck_baseline": 1, "findings": [{"path": "a.cu", "fingerprint": "xyz"}]})",
-               "findings[0]: \"fingerprint\" must be 16 hex digits");
+  expect_error(
+      R"({"kiln_hipcheck_baseline": 1, "findings": [{"path": "a.cu", "fingerprint": "xyz"}]})",
+      "findings[0]: \"fingerprint\" must be 16 hex digits");
   auto missing = Baseline::load("/nonexistent/kiln/base.json");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().to_string(),

@@ -42,9 +42,12 @@ constexpr std::array<RuleInfo, 13> k_rules{{
 
 std::string_view category_name(Category category) {
   switch (category) {
-    case Category::convertible: return "convertible";
-    case Category::unsupported: return "unsupported";
-    case Category::hazard: return "hazard";
+    case Category::convertible:
+      return "convertible";
+    case Category::unsupported:
+      return "unsupported";
+    case Category::hazard:
+      return "hazard";
   }
   return "unknown";
 }
@@ -55,11 +58,16 @@ const RuleInfo& rule_info(Rule rule) { return k_rules[static_cast<std::size_t>(r
 
 std::string_view api_status_name(ApiStatus status) {
   switch (status) {
-    case ApiStatus::none: return "";
-    case ApiStatus::convertible: return "convertible";
-    case ApiStatus::unsupported: return "unsupported";
-    case ApiStatus::deprecated: return "deprecated";
-    case ApiStatus::removed: return "removed";
+    case ApiStatus::none:
+      return "";
+    case ApiStatus::convertible:
+      return "convertible";
+    case ApiStatus::unsupported:
+      return "unsupported";
+    case ApiStatus::deprecated:
+      return "deprecated";
+    case ApiStatus::removed:
+      return "removed";
   }
   return "";
 }
@@ -93,22 +101,27 @@ std::uint64_t compute_fingerprint(Rule rule, std::string_view name, std::uint64_
   h = (h ^ 0xff) * k_fnv_prime;
   for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * k_fnv_prime;
   h = (h ^ 0xff) * k_fnv_prime;
-  for (int shift = 0; shift < 64; shift += 8)
-    h = (h ^ ((line_hash >> shift) & 0xff)) * k_fnv_prime;
+  for (int shift = 0; shift < 64; shift += 8) h = (h ^ ((line_hash >> shift) & 0xff)) * k_fnv_prime;
   return h;
 }
 
-std::string fingerprint_hex(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
+std::string fingerprint_hex(std::uint64_t fingerprint) {
+  return fmt::format("{:016x}", fingerprint);
+}
 
 std::optional<std::uint64_t> parse_fingerprint(std::string_view hex) {
   if (hex.size() != 16) return std::nullopt;
   std::uint64_t value = 0;
   for (char c : hex) {
     std::uint64_t d;
-    if (c >= '0' && c <= '9') d = static_cast<std::uint64_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') d = static_cast<std::uint64_t>(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') d = static_cast<std::uint64_t>(c - 'A' + 10);
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      d = static_cast<std::uint64_t>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      d = static_cast<std::uint64_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      d = static_cast<std::uint64_t>(c - 'A' + 10);
+    else
+      return std::nullopt;
     value = value << 4 | d;
   }
   return value;

@@ -55,8 +55,8 @@ struct Finding {
   Rule rule = Rule::cuda_api;
   Category category = Category::convertible;
   ApiStatus status = ApiStatus::none;
-  std::string name;         // the CUDA name, header, macro or literal the finding is about
-  std::string replacement;  // the HIP name or header, when there is one
+  std::string name;          // the CUDA name, header, macro or literal the finding is about
+  std::string replacement;   // the HIP name or header, when there is one
   std::string_view library;  // "CUDA Runtime", "cuBLAS", ... for cuda_api (static text)
   std::string message;
   // Stable across line moves: a hash of the rule, the name and the text of the finding's line

@@ -47,7 +47,7 @@ bool match_from(std::string_view pattern, std::size_t p, std::string_view text, 
         if (at_segment_start && (after == pattern.size() || pattern[after] == '/')) {
           if (after == pattern.size()) return true;  // trailing "**": everything below
           // "**/": zero or more whole directories.
-          for (std::size_t k = t;; ) {
+          for (std::size_t k = t;;) {
             if (match_from(pattern, after + 1, text, k)) return true;
             std::size_t slash = text.find('/', k);
             if (slash == std::string_view::npos) return false;

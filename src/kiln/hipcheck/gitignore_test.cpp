@@ -66,8 +66,10 @@ class TempTree : public ::testing::Test {
     fs::create_directories(root_);
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(root_);
-    else std::fprintf(stderr, "left %s for inspection\n", root_.c_str());
+    if (!HasFailure())
+      fs::remove_all(root_);
+    else
+      std::fprintf(stderr, "left %s for inspection\n", root_.c_str());
   }
   void write(const std::string& rel, const std::string& text = "") {
     fs::path p = root_ / rel;
@@ -78,7 +80,8 @@ class TempTree : public ::testing::Test {
     auto files = find_sources({root_.string()}, ext);
     EXPECT_TRUE(files) << files.error().to_string();
     std::vector<std::string> rel;
-    for (const std::string& f : *files) rel.push_back(fs::path(f).lexically_relative(root_).generic_string());
+    for (const std::string& f : *files)
+      rel.push_back(fs::path(f).lexically_relative(root_).generic_string());
     return rel;
   }
   fs::path root_;

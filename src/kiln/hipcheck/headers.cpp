@@ -57,9 +57,9 @@ std::optional<HeaderMatch> classify_header(std::string_view name) {
   if (name.starts_with("cub/")) return HeaderMatch{"hipcub/hipcub.hpp"};
   if (name.starts_with("cooperative_groups/") || name.starts_with("cuda/") ||
       name.starts_with("crt/") || name.starts_with("nvtx3/") || name.starts_with("cuda_") ||
-      name.starts_with("cusolver") || name.starts_with("cusparse") ||
-      name.starts_with("cublas") || name.starts_with("cufft") || name.starts_with("curand") ||
-      name.starts_with("cudnn") || name.starts_with("nvrtc") ||
+      name.starts_with("cusolver") || name.starts_with("cusparse") || name.starts_with("cublas") ||
+      name.starts_with("cufft") || name.starts_with("curand") || name.starts_with("cudnn") ||
+      name.starts_with("nvrtc") ||
       (name.starts_with("sm_") && name.find("_intrinsics") != std::string_view::npos) ||
       (name.starts_with("cuda") && name.ends_with(".h")))
     return HeaderMatch{""};

@@ -20,20 +20,28 @@ std::optional<FailOn> parse_fail_on(std::string_view text) {
 
 std::string_view fail_on_name(FailOn fail_on) {
   switch (fail_on) {
-    case FailOn::none: return "none";
-    case FailOn::unsupported: return "unsupported";
-    case FailOn::hazard: return "hazard";
-    case FailOn::any: return "any";
+    case FailOn::none:
+      return "none";
+    case FailOn::unsupported:
+      return "unsupported";
+    case FailOn::hazard:
+      return "hazard";
+    case FailOn::any:
+      return "any";
   }
   return "any";
 }
 
 bool fails_on(const Finding& finding, FailOn fail_on) {
   switch (fail_on) {
-    case FailOn::none: return false;
-    case FailOn::unsupported: return finding.category == Category::unsupported;
-    case FailOn::hazard: return finding.category != Category::convertible;
-    case FailOn::any: return true;
+    case FailOn::none:
+      return false;
+    case FailOn::unsupported:
+      return finding.category == Category::unsupported;
+    case FailOn::hazard:
+      return finding.category != Category::convertible;
+    case FailOn::any:
+      return true;
   }
   return true;
 }
@@ -45,9 +53,15 @@ Summary count(const FileScan& file) {
   s.code_lines = file.code_lines;
   for (const Finding& f : file.findings) {
     switch (f.category) {
-      case Category::convertible: ++s.convertible; break;
-      case Category::unsupported: ++s.unsupported; break;
-      case Category::hazard: ++s.hazards; break;
+      case Category::convertible:
+        ++s.convertible;
+        break;
+      case Category::unsupported:
+        ++s.unsupported;
+        break;
+      case Category::hazard:
+        ++s.hazards;
+        break;
     }
     if (f.status == ApiStatus::deprecated) ++s.deprecated;
     if (f.status == ApiStatus::removed) ++s.removed;
@@ -170,8 +184,10 @@ Result<Report> run_check(const Options& options) {
   // Reading is parallel too: on a cold cache the disk, not the lexer, is the limit.
   parallel_for(paths.size(), options.jobs, [&](std::size_t i, std::vector<Token>&) {
     auto text = read_file(paths[i]);
-    if (!text) errors[i] = text.error();
-    else sources[i] = {paths[i], std::move(*text)};
+    if (!text)
+      errors[i] = text.error();
+    else
+      sources[i] = {paths[i], std::move(*text)};
   });
   for (auto& e : errors)
     if (e) return std::unexpected(std::move(*e));

@@ -43,7 +43,7 @@ struct Summary {
   std::uint64_t deprecated = 0;  // cuda_api findings the tables mark deprecated
   std::uint64_t removed = 0;     // ... or removed
   std::uint64_t hazards = 0;
-  std::uint64_t baselined = 0;   // findings accepted by the baseline
+  std::uint64_t baselined = 0;  // findings accepted by the baseline
 };
 
 struct Report {

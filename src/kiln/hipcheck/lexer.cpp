@@ -18,8 +18,8 @@ namespace {
 constexpr std::array<bool, 256> make_ident_table() {
   std::array<bool, 256> t{};
   for (int c = 0; c < 256; ++c)
-    t[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c >= 0x80;
+    t[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c >= 0x80;
   return t;
 }
 constexpr std::array<bool, 256> k_ident = make_ident_table();
@@ -59,7 +59,9 @@ int constant_condition(std::string_view source, const Token* begin, const Token*
 class Lexer {
  public:
   Lexer(std::string_view source, std::vector<Token>& tokens)
-      : s_(source.data()), n_(static_cast<std::uint32_t>(source.size())), source_(source),
+      : s_(source.data()),
+        n_(static_cast<std::uint32_t>(source.size())),
+        source_(source),
         tokens_(tokens) {}
 
   LexStats run();
@@ -180,9 +182,8 @@ class Lexer {
   void number() {
     while (pos_ < n_) {
       char c = s_[pos_];
-      if ((c == '+' || c == '-') &&
-          (s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E' || s_[pos_ - 1] == 'p' ||
-           s_[pos_ - 1] == 'P')) {
+      if ((c == '+' || c == '-') && (s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E' ||
+                                     s_[pos_ - 1] == 'p' || s_[pos_ - 1] == 'P')) {
         ++pos_;
       } else if (is_ident(c) || c == '.') {
         ++pos_;
@@ -203,19 +204,25 @@ class Lexer {
     std::uint32_t len = 1;
     switch (c) {
       case '<':
-        if (d == '<') len = (e == '<' || e == '=') ? 3 : 2;
-        else if (d == '=') len = e == '>' ? 3 : 2;
+        if (d == '<')
+          len = (e == '<' || e == '=') ? 3 : 2;
+        else if (d == '=')
+          len = e == '>' ? 3 : 2;
         break;
       case '>':
-        if (d == '>') len = (e == '>' || e == '=') ? 3 : 2;
-        else if (d == '=') len = 2;
+        if (d == '>')
+          len = (e == '>' || e == '=') ? 3 : 2;
+        else if (d == '=')
+          len = 2;
         break;
       case ':':
         if (d == ':') len = 2;
         break;
       case '-':
-        if (d == '>') len = e == '*' ? 3 : 2;
-        else if (d == '-' || d == '=') len = 2;
+        if (d == '>')
+          len = e == '*' ? 3 : 2;
+        else if (d == '-' || d == '=')
+          len = 2;
         break;
       case '+':
       case '&':
@@ -226,8 +233,10 @@ class Lexer {
         if (d == '#') len = 2;
         break;
       case '.':
-        if (d == '.' && e == '.') len = 3;
-        else if (d == '*') len = 2;
+        if (d == '.' && e == '.')
+          len = 3;
+        else if (d == '*')
+          len = 2;
         break;
       case '*':
       case '/':
@@ -275,9 +284,12 @@ void Lexer::end_directive() {
       conds_.push_back({true, Cond::taken, true});
     } else {
       int value = name == "if" ? constant_condition(source_, begin + 2, end) : -1;
-      if (value == 0) conds_.push_back({false, Cond::pending, true});
-      else if (value == 1) conds_.push_back({false, Cond::taken, false});
-      else conds_.push_back({false, Cond::unknown, false});
+      if (value == 0)
+        conds_.push_back({false, Cond::pending, true});
+      else if (value == 1)
+        conds_.push_back({false, Cond::taken, false});
+      else
+        conds_.push_back({false, Cond::unknown, false});
     }
   } else if ((name == "elif" || name == "else") && !conds_.empty()) {
     Cond& c = conds_.back();

@@ -22,9 +22,9 @@ enum class TokenKind : std::uint8_t {
 };
 
 // Flags on a token.
-inline constexpr std::uint8_t k_in_directive = 1;   // part of a preprocessor directive line
-inline constexpr std::uint8_t k_directive_hash = 2; // the `#` that starts a directive
-inline constexpr std::uint8_t k_line_start = 4;     // the first token on its source line
+inline constexpr std::uint8_t k_in_directive = 1;    // part of a preprocessor directive line
+inline constexpr std::uint8_t k_directive_hash = 2;  // the `#` that starts a directive
+inline constexpr std::uint8_t k_line_start = 4;      // the first token on its source line
 
 struct Token {
   std::uint32_t offset = 0;

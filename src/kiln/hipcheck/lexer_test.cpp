@@ -34,8 +34,8 @@ using Strings = std::vector<std::string>;
 
 TEST(Lexer, SplitsIdentifiersNumbersAndOperators) {
   auto l = lex_all("x = a<<<1, 32>>>(b) >> 5 & 0x1Fu;");
-  EXPECT_EQ(l.texts, (Strings{"x", "=", "a", "<<<", "1", ",", "32", ">>>", "(", "b", ")", ">>",
-                              "5", "&", "0x1Fu", ";"}));
+  EXPECT_EQ(l.texts, (Strings{"x", "=", "a", "<<<", "1", ",", "32", ">>>", "(", "b", ")", ">>", "5",
+                              "&", "0x1Fu", ";"}));
   EXPECT_EQ(l.tokens[0].kind, TokenKind::identifier);
   EXPECT_EQ(l.tokens[4].kind, TokenKind::number);
 }
@@ -79,8 +79,7 @@ TEST(Lexer, IfZeroBlocksAreDropped) {
 }
 
 TEST(Lexer, ApostropheInDeadBlockDoesNotSwallowTheEndif) {
-  EXPECT_EQ(identifiers("#if 0\ndon't do this\n#endif\nlive();"),
-            (Strings{"if", "endif", "live"}));
+  EXPECT_EQ(identifiers("#if 0\ndon't do this\n#endif\nlive();"), (Strings{"if", "endif", "live"}));
 }
 
 TEST(Lexer, DirectivesAreFlaggedAndIncludeOperandIsAHeaderName) {

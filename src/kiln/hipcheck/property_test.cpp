@@ -21,15 +21,25 @@ class Generator {
       if (n.starts_with("cu") || n.starts_with("CU")) names_.emplace_back(n);
     }
   }
-  std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_); }
+  std::size_t pick(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+  }
   const std::string& name() { return names_[pick(names_.size())]; }
 
   // Code that never names CUDA.
   std::string filler() {
-    static const char* const k_parts[] = {
-        "int x = 1;\n", "x += y * 2;\n", "if (a < b) { c(); }\n", "auto s = \"plain\";\n",
-        "char q = '\\'';\n", "f(a, b)[0] = 'x';\n", "/* note */ z--;\n", "// plain\n",
-        "#define LOCAL(v) ((v) + 1)\n", "n = 1'000'000;\n", "p->member = q.other;\n", "\n"};
+    static const char* const k_parts[] = {"int x = 1;\n",
+                                          "x += y * 2;\n",
+                                          "if (a < b) { c(); }\n",
+                                          "auto s = \"plain\";\n",
+                                          "char q = '\\'';\n",
+                                          "f(a, b)[0] = 'x';\n",
+                                          "/* note */ z--;\n",
+                                          "// plain\n",
+                                          "#define LOCAL(v) ((v) + 1)\n",
+                                          "n = 1'000'000;\n",
+                                          "p->member = q.other;\n",
+                                          "\n"};
     std::string out;
     for (std::size_t i = pick(4); i > 0; --i) out += k_parts[pick(std::size(k_parts))];
     return out;
@@ -38,16 +48,26 @@ class Generator {
   // `name` hidden where no compiler would see an identifier.
   std::string hidden(const std::string& n) {
     switch (pick(10)) {
-      case 0: return "// " + n + "(x);\n";
-      case 1: return "/* " + n + "\n  " + n + " */\n";
-      case 2: return "const char* s = \"" + n + "(\\\"" + n + "\\\")\";\n";
-      case 3: return "auto c = '" + n + "';\n";
-      case 4: return "auto r = R\"d(" + n + ")\" " + n + ")d\";\n";
-      case 5: return "#if 0\n" + n + "();\n#if 1\n" + n + ";\n#endif\n#endif\n";
-      case 6: return "// continued \\\n" + n + "();\n";
-      case 7: return "#if 1\nint k;\n#else\n" + n + "();\n#endif\n";
-      case 8: return "auto w = u8R\"(" + n + ")\" L\"" + n + "\";\n";
-      default: return "x = y; /* " + n + " */ z = \"" + n + "\";\n";
+      case 0:
+        return "// " + n + "(x);\n";
+      case 1:
+        return "/* " + n + "\n  " + n + " */\n";
+      case 2:
+        return "const char* s = \"" + n + "(\\\"" + n + "\\\")\";\n";
+      case 3:
+        return "auto c = '" + n + "';\n";
+      case 4:
+        return "auto r = R\"d(" + n + ")\" " + n + ")d\";\n";
+      case 5:
+        return "#if 0\n" + n + "();\n#if 1\n" + n + ";\n#endif\n#endif\n";
+      case 6:
+        return "// continued \\\n" + n + "();\n";
+      case 7:
+        return "#if 1\nint k;\n#else\n" + n + "();\n#endif\n";
+      case 8:
+        return "auto w = u8R\"(" + n + ")\" L\"" + n + "\";\n";
+      default:
+        return "x = y; /* " + n + " */ z = \"" + n + "\";\n";
     }
   }
 
@@ -63,8 +83,9 @@ TEST(Property, IdentifiersInCommentsAndLiteralsNeverCount) {
     for (int part = 0; part < 12; ++part) source += gen.filler() + gen.hidden(gen.name());
     FileScan scan = scan_source(seed % 2 ? "p.cu" : "p.cpp", source);
     ASSERT_TRUE(scan.findings.empty())
-        << "seed " << seed << ": " << scan.findings[0].line << ":" << scan.findings[0].column
-        << " " << scan.findings[0].name << "\n" << source;
+        << "seed " << seed << ": " << scan.findings[0].line << ":" << scan.findings[0].column << " "
+        << scan.findings[0].name << "\n"
+        << source;
   }
 }
 

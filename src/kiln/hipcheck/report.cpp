@@ -25,8 +25,8 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
 
 std::string counts_text(const Summary& s) {
   return fmt::format("{} ({} convertible, {} unsupported), {}",
-                     plural(s.references, "reference", "references"), s.convertible,
-                     s.unsupported, plural(s.hazards, "hazard", "hazards"));
+                     plural(s.references, "reference", "references"), s.convertible, s.unsupported,
+                     plural(s.hazards, "hazard", "hazards"));
 }
 
 Json summary_json(const Summary& s) {
@@ -44,9 +44,12 @@ Json summary_json(const Summary& s) {
 
 std::string_view sarif_level(Category category) {
   switch (category) {
-    case Category::unsupported: return "error";
-    case Category::hazard: return "warning";
-    case Category::convertible: return "note";
+    case Category::unsupported:
+      return "error";
+    case Category::hazard:
+      return "warning";
+    case Category::convertible:
+      return "note";
   }
   return "note";
 }
@@ -79,8 +82,8 @@ std::string format_text(const Report& report, const OutputContext& context) {
   }
   const Summary& s = report.summary;
   if (header) out += "\n";
-  out += fmt::format("hipcheck: {}, {} lines of code: {}\n",
-                     plural(s.files, "file", "files"), s.code_lines, counts_text(s));
+  out += fmt::format("hipcheck: {}, {} lines of code: {}\n", plural(s.files, "file", "files"),
+                     s.code_lines, counts_text(s));
   if (s.deprecated || s.removed)
     out += fmt::format("hipcheck: of the references, {} deprecated and {} removed in CUDA\n",
                        s.deprecated, s.removed);
@@ -99,9 +102,12 @@ std::string format_json(const Report& report, const OutputContext& context) {
   for (const FileScan& file : report.files) {
     Json findings = Json::array();
     for (const Finding& f : file.findings) {
-      Json j{{"line", f.line},           {"column", f.column},
-             {"end_column", f.end_column}, {"rule", rule_info(f.rule).id},
-             {"category", category_name(f.category)}, {"name", f.name}};
+      Json j{{"line", f.line},
+             {"column", f.column},
+             {"end_column", f.end_column},
+             {"rule", rule_info(f.rule).id},
+             {"category", category_name(f.category)},
+             {"name", f.name}};
       if (!f.replacement.empty()) j["hip"] = f.replacement;
       if (f.status != ApiStatus::none) j["status"] = api_status_name(f.status);
       if (!f.library.empty()) j["library"] = f.library;
@@ -132,8 +138,10 @@ std::string uri_encode_path(std::string_view path) {
   for (unsigned char c : path) {
     bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                 c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
-    if (keep) out.push_back(static_cast<char>(c));
-    else out += fmt::format("%{:02X}", c);
+    if (keep)
+      out.push_back(static_cast<char>(c));
+    else
+      out += fmt::format("%{:02X}", c);
   }
   return out;
 }
@@ -154,20 +162,18 @@ std::string format_sarif(const Report& report, const OutputContext& context) {
       } else {
         artifact = {{"uri", uri_encode_path(file.path)}, {"uriBaseId", "SRCROOT"}};
       }
-      Json result{
-          {"ruleId", rule_info(f.rule).id},
-          {"ruleIndex", static_cast<int>(f.rule)},
-          {"level", sarif_level(f.category)},
-          {"message", {{"text", f.message}}},
-          {"locations",
-           Json::array({{{"physicalLocation",
-                          {{"artifactLocation", artifact},
-                           {"region",
-                            {{"startLine", f.line},
-                             {"startColumn", f.column},
-                             {"endColumn", f.end_column}}}}}}})},
-          {"partialFingerprints", {{"kilnHipcheck/v1", fingerprint_hex(f.fingerprint)}}},
-          {"properties", {{"category", category_name(f.category)}, {"name", f.name}}}};
+      Json result{{"ruleId", rule_info(f.rule).id},
+                  {"ruleIndex", static_cast<int>(f.rule)},
+                  {"level", sarif_level(f.category)},
+                  {"message", {{"text", f.message}}},
+                  {"locations", Json::array({{{"physicalLocation",
+                                               {{"artifactLocation", artifact},
+                                                {"region",
+                                                 {{"startLine", f.line},
+                                                  {"startColumn", f.column},
+                                                  {"endColumn", f.end_column}}}}}}})},
+                  {"partialFingerprints", {{"kilnHipcheck/v1", fingerprint_hex(f.fingerprint)}}},
+                  {"properties", {{"category", category_name(f.category)}, {"name", f.name}}}};
       if (!f.replacement.empty()) result["properties"]["hip"] = f.replacement;
       if (context.baseline_used) result["baselineState"] = f.baselined ? "unchanged" : "new";
       if (f.baselined)
@@ -178,14 +184,13 @@ std::string format_sarif(const Report& report, const OutputContext& context) {
   }
   std::string root = context.working_directory;
   if (root.empty() || root.back() != '/') root += '/';
-  Json run{{"tool",
-            {{"driver",
-              {{"name", "kiln hipcheck"},
-               {"version", "0.1.0"},
-               {"rules", std::move(rules_json)}}}}},
-           {"originalUriBaseIds", {{"SRCROOT", {{"uri", "file://" + uri_encode_path(root)}}}}},
-           {"columnKind", "unicodeCodePoints"},
-           {"results", std::move(results)}};
+  Json run{
+      {"tool",
+       {{"driver",
+         {{"name", "kiln hipcheck"}, {"version", "0.1.0"}, {"rules", std::move(rules_json)}}}}},
+      {"originalUriBaseIds", {{"SRCROOT", {{"uri", "file://" + uri_encode_path(root)}}}}},
+      {"columnKind", "unicodeCodePoints"},
+      {"results", std::move(results)}};
   Json doc{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
            {"version", "2.1.0"},
            {"runs", Json::array({std::move(run)})}};
@@ -194,9 +199,12 @@ std::string format_sarif(const Report& report, const OutputContext& context) {
 
 std::string format_report(Format format, const Report& report, const OutputContext& context) {
   switch (format) {
-    case Format::text: return format_text(report, context);
-    case Format::json: return format_json(report, context);
-    case Format::sarif: return format_sarif(report, context);
+    case Format::text:
+      return format_text(report, context);
+    case Format::json:
+      return format_json(report, context);
+    case Format::sarif:
+      return format_sarif(report, context);
   }
   return {};
 }

@@ -10,13 +10,12 @@ namespace kiln::hipcheck {
 namespace {
 
 Report sample() {
-  return scan_sources(
-      {{"src/k.cu",
-        "#include <cuda_runtime.h>\ncudaMalloc(&p, 1);\ncuCtxAttach(0);\n"
-        "int lane = threadIdx.x & 31;\n"},
-       {"src/clean.cpp", "int main() { return 0; }\n"},
-       {"odd name.cu", "cudaFree(p);\n"}},
-      2);
+  return scan_sources({{"src/k.cu",
+                        "#include <cuda_runtime.h>\ncudaMalloc(&p, 1);\ncuCtxAttach(0);\n"
+                        "int lane = threadIdx.x & 31;\n"},
+                       {"src/clean.cpp", "int main() { return 0; }\n"},
+                       {"odd name.cu", "cudaFree(p);\n"}},
+                      2);
 }
 
 TEST(FailOn, IsALadder) {
@@ -48,11 +47,14 @@ TEST(Report, SummaryCounts) {
 
 TEST(Report, TextHasFindingsPerFileCountsAndSummary) {
   std::string text = format_text(sample(), {FailOn::unsupported, false, "/w"});
-  EXPECT_NE(text.find("src/k.cu:2:1: convertible: cudaMalloc (CUDA Runtime) -> hipMalloc [cuda-api]\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("src/k.cu:2:1: convertible: cudaMalloc (CUDA Runtime) -> hipMalloc [cuda-api]\n"),
+      std::string::npos);
   EXPECT_NE(text.find("src/k.cu:4:26: hazard: lane index computed with & 31"), std::string::npos);
-  EXPECT_NE(text.find("  src/k.cu: 3 references (2 convertible, 1 unsupported), 1 hazard, 4 lines of code\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "  src/k.cu: 3 references (2 convertible, 1 unsupported), 1 hazard, 4 lines of code\n"),
+      std::string::npos);
   EXPECT_EQ(text.find("src/clean.cpp"), std::string::npos);
   EXPECT_NE(text.find("hipcheck: 3 files, 6 lines of code: 4 references (3 convertible, 1 "
                       "unsupported), 1 hazard\n"),

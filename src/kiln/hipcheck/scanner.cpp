@@ -10,36 +10,65 @@
 
 namespace kiln::hipcheck {
 
-bool is_cuda_file(std::string_view path) {
-  return path.ends_with(".cu") || path.ends_with(".cuh");
-}
+bool is_cuda_file(std::string_view path) { return path.ends_with(".cu") || path.ends_with(".cuh"); }
 
 namespace detail {
 
 namespace {
 
 // Warp intrinsics: a literal 32 or a 32-bit mask next to one assumes 32-lane warps.
-constexpr std::array<std::string_view, 25> k_warp_intrinsics{
-    "__shfl",           "__shfl_up",         "__shfl_down",       "__shfl_xor",
-    "__shfl_sync",      "__shfl_up_sync",    "__shfl_down_sync",  "__shfl_xor_sync",
-    "__ballot",         "__ballot_sync",     "__any",             "__all",
-    "__any_sync",       "__all_sync",        "__uni_sync",        "__activemask",
-    "__syncwarp",       "__match_any_sync",  "__match_all_sync",  "__reduce_add_sync",
-    "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync",
-    "__reduce_xor_sync"};
+constexpr std::array<std::string_view, 25> k_warp_intrinsics{"__shfl",
+                                                             "__shfl_up",
+                                                             "__shfl_down",
+                                                             "__shfl_xor",
+                                                             "__shfl_sync",
+                                                             "__shfl_up_sync",
+                                                             "__shfl_down_sync",
+                                                             "__shfl_xor_sync",
+                                                             "__ballot",
+                                                             "__ballot_sync",
+                                                             "__any",
+                                                             "__all",
+                                                             "__any_sync",
+                                                             "__all_sync",
+                                                             "__uni_sync",
+                                                             "__activemask",
+                                                             "__syncwarp",
+                                                             "__match_any_sync",
+                                                             "__match_all_sync",
+                                                             "__reduce_add_sync",
+                                                             "__reduce_min_sync",
+                                                             "__reduce_max_sync",
+                                                             "__reduce_and_sync",
+                                                             "__reduce_or_sync",
+                                                             "__reduce_xor_sync"};
 // Members of a cooperative-groups tile that are warp operations.
 constexpr std::array<std::string_view, 7> k_warp_members{
     "shfl", "shfl_up", "shfl_down", "shfl_xor", "ballot", "match_any", "match_all"};
 // Cooperative-groups names HIP (ROCm 6.2) does not provide.
-constexpr std::array<std::string_view, 19> k_cg_missing{
-    "reduce",     "inclusive_scan", "exclusive_scan", "memcpy_async",  "wait",
-    "wait_prior", "labeled_partition", "this_cluster", "cluster_group", "invoke_one",
-    "invoke_one_broadcast", "block_tile_memory", "experimental", "plus", "less",
-    "greater",    "bit_and",        "bit_or",         "bit_xor"};
+constexpr std::array<std::string_view, 19> k_cg_missing{"reduce",
+                                                        "inclusive_scan",
+                                                        "exclusive_scan",
+                                                        "memcpy_async",
+                                                        "wait",
+                                                        "wait_prior",
+                                                        "labeled_partition",
+                                                        "this_cluster",
+                                                        "cluster_group",
+                                                        "invoke_one",
+                                                        "invoke_one_broadcast",
+                                                        "block_tile_memory",
+                                                        "experimental",
+                                                        "plus",
+                                                        "less",
+                                                        "greater",
+                                                        "bit_and",
+                                                        "bit_or",
+                                                        "bit_xor"};
 // The subset specific enough to recognise without the namespace (after a using-directive).
 constexpr std::array<std::string_view, 8> k_cg_distinct{
-    "memcpy_async", "wait_prior",    "labeled_partition",    "this_cluster",
-    "cluster_group", "invoke_one",   "invoke_one_broadcast", "block_tile_memory"};
+    "memcpy_async",  "wait_prior", "labeled_partition",    "this_cluster",
+    "cluster_group", "invoke_one", "invoke_one_broadcast", "block_tile_memory"};
 
 template <std::size_t N>
 bool contains(const std::array<std::string_view, N>& set, std::string_view name) {
@@ -60,10 +89,10 @@ bool generic_name(const ApiEntry& entry) {
 
 bool looks_like_ptx(std::string_view code) {
   static constexpr std::string_view k_markers[] = {
-      ".u8",     ".u16",    ".u32",    ".u64",   ".s8",     ".s16",   ".s32",   ".s64",
-      ".b8",     ".b16",    ".b32",    ".b64",   ".f16",    ".f32",   ".f64",   ".pred",
-      ".reg",    ".global", ".shared", ".sync",  ".aligned", "%laneid", "%warpid", "%smid",
-      "%clock",  "%tid",    "%ntid",   "%ctaid", "%lanemask"};
+      ".u8",    ".u16",    ".u32",    ".u64",   ".s8",      ".s16",    ".s32",    ".s64",
+      ".b8",    ".b16",    ".b32",    ".b64",   ".f16",     ".f32",    ".f64",    ".pred",
+      ".reg",   ".global", ".shared", ".sync",  ".aligned", "%laneid", "%warpid", "%smid",
+      "%clock", "%tid",    "%ntid",   "%ctaid", "%lanemask"};
   for (std::string_view m : k_markers)
     if (code.find(m) != std::string_view::npos) return true;
   return false;
@@ -73,8 +102,12 @@ bool looks_like_ptx(std::string_view code) {
 
 Scanner::Scanner(std::string_view path, std::string_view source, const MacroMap* external,
                  std::vector<Token>& tokens)
-    : path_(path), source_(source), external_(external && !external->empty() ? external : nullptr),
-      tokens_(tokens), cuda_file_(is_cuda_file(path)), table_(ApiTable::instance()) {
+    : path_(path),
+      source_(source),
+      external_(external && !external->empty() ? external : nullptr),
+      tokens_(tokens),
+      cuda_file_(is_cuda_file(path)),
+      table_(ApiTable::instance()) {
   out_.path = path_;
   if (external_) {
     have_macros_ = true;
@@ -98,8 +131,7 @@ Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::stri
        (out_.findings.back().line == line && out_.findings.back().column > column))) {
     at = std::upper_bound(out_.findings.begin(), out_.findings.end(), std::pair(line, column),
                           [](const std::pair<int, int>& key, const Finding& f) {
-                            return key.first != f.line ? key.first < f.line
-                                                       : key.second < f.column;
+                            return key.first != f.line ? key.first < f.line : key.second < f.column;
                           });
   }
   Finding f;
@@ -108,7 +140,7 @@ Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::stri
   int width = 0;
   for (char c : t.text(source_))
     if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++width;
-  f.end_column = f.column + width;
+  f.end_column = f.column + std::max(width, 1);  // stray UTF-8 continuation bytes have no width
   f.rule = rule;
   f.category = category;
   if (t.line_start != line_hash_start_ || out_.findings.empty()) {
@@ -227,8 +259,8 @@ void Scanner::define(std::size_t hash, std::size_t end) {
   MacroRecord record = std::move(*defining_);
   defining_.reset();
   if (record.uses.empty()) return;
-  CudaMacro macro{std::string(name), path_, static_cast<int>(record.line), function_like,
-                  record.category, std::move(record.uses)};
+  CudaMacro macro{std::string(name), path_,           static_cast<int>(record.line),
+                  function_like,     record.category, std::move(record.uses)};
   shadowed_.erase(name);
   out_.macros.push_back(macro);
   local_macros_[name] = std::move(macro);
@@ -369,16 +401,20 @@ void Scanner::api_use(std::size_t i, const ApiEntry& entry) {
     category = Category::unsupported;
     status = !removed.empty() ? ApiStatus::removed : ApiStatus::unsupported;
     message = fmt::format("{} ({}) has no HIP equivalent", name, library_name(entry.library));
-    if (!removed.empty()) message += fmt::format("; removed{}", since(removed));
-    else if (!deprecated.empty()) message += fmt::format("; deprecated{}", since(deprecated));
+    if (!removed.empty())
+      message += fmt::format("; removed{}", since(removed));
+    else if (!deprecated.empty())
+      message += fmt::format("; deprecated{}", since(deprecated));
   } else {
     category = Category::convertible;
     status = !removed.empty()      ? ApiStatus::removed
              : !deprecated.empty() ? ApiStatus::deprecated
                                    : ApiStatus::convertible;
     message = fmt::format("{} ({}) -> {}", name, library_name(entry.library), hip);
-    if (!removed.empty()) message += fmt::format("; removed{}", since(removed));
-    else if (!deprecated.empty()) message += fmt::format("; deprecated{}", since(deprecated));
+    if (!removed.empty())
+      message += fmt::format("; removed{}", since(removed));
+    else if (!deprecated.empty())
+      message += fmt::format("; deprecated{}", since(deprecated));
     if (entry.hip_deprecated) message += fmt::format("; {} is deprecated in HIP", hip);
     if (entry.hip_experimental) message += fmt::format("; {} is experimental in HIP", hip);
   }
@@ -413,16 +449,19 @@ void Scanner::macro_use(std::size_t i, const CudaMacro& macro) {
 
 void Scanner::inline_asm(std::size_t i) {
   std::size_t k = i + 1;
-  while (is_ident(k) && (text(k) == "volatile" || text(k) == "__volatile__" ||
-                         text(k) == "goto" || text(k) == "inline"))
+  while (is_ident(k) && (text(k) == "volatile" || text(k) == "__volatile__" || text(k) == "goto" ||
+                         text(k) == "inline"))
     ++k;
   if (!is_punct(k, "(")) return;
   bool ptx = cuda_file_;
   int depth = 0;
   for (; k < tokens_.size() && !ptx; ++k) {
-    if (is_punct(k, "(")) ++depth;
-    else if (is_punct(k, ")") && --depth == 0) break;
-    else if (tok(k).kind == TokenKind::string && looks_like_ptx(text(k))) ptx = true;
+    if (is_punct(k, "("))
+      ++depth;
+    else if (is_punct(k, ")") && --depth == 0)
+      break;
+    else if (tok(k).kind == TokenKind::string && looks_like_ptx(text(k)))
+      ptx = true;
   }
   if (!ptx) return;
   add(Rule::inline_ptx, Category::unsupported, i, std::string(text(i)),
@@ -439,9 +478,12 @@ void Scanner::kernel_launch(std::size_t i) {
     if (is_punct(j, ">") || is_punct(j, ">>")) {
       int depth = 0;
       while (true) {
-        if (is_punct(j, ">")) depth += 1;
-        else if (is_punct(j, ">>")) depth += 2;
-        else if (is_punct(j, "<")) depth -= 1;
+        if (is_punct(j, ">"))
+          depth += 1;
+        else if (is_punct(j, ">>"))
+          depth += 2;
+        else if (is_punct(j, "<"))
+          depth -= 1;
         if (depth <= 0 || j == 0) break;
         --j;
       }

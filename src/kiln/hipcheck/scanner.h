@@ -39,8 +39,8 @@ struct FileScan {
 // Scans `source` (the contents of `path`). `external` holds CUDA macros defined in other files;
 // a use of one of them is reported unless this file defines or #undefs the name first.
 // `tokens` is scratch space, reused across calls by one thread.
-FileScan scan_source(std::string_view path, std::string_view source,
-                     const MacroMap* external, std::vector<Token>& tokens);
+FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,
+                     std::vector<Token>& tokens);
 FileScan scan_source(std::string_view path, std::string_view source,
                      const MacroMap* external = nullptr);
 

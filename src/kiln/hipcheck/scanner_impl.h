@@ -36,15 +36,15 @@ class Scanner {
     std::string_view constant;  // the constant's name when the value came through one
   };
   struct Statement {
-    std::int64_t first = -1;    // first token index
-    std::int64_t last = -1;     // last token index seen
+    std::int64_t first = -1;              // first token index
+    std::int64_t last = -1;               // last token index seen
     std::vector<std::uint32_t> warp_ops;  // warp operations in it
-    bool is_loop = false;       // starts with `for` or `while`
+    bool is_loop = false;                 // starts with `for` or `while`
     std::vector<Candidate> candidates;
   };
   struct Block {
     bool is_loop = false;
-    std::int64_t warp_op = -1;  // first warp operation in the loop's body
+    std::int64_t warp_op = -1;      // first warp operation in the loop's body
     std::vector<Candidate> header;  // the loop header's candidates
   };
   struct WarpState {
@@ -158,9 +158,9 @@ class Scanner {
   // Names #defined here (until #undef): `#define cudaMalloc hipMalloc` is a porting shim, and
   // later uses of cudaMalloc in this file compile to HIP.
   std::unordered_set<std::string_view> defined_names_;
-  std::uint64_t macro_filter_[16] = {};            // 1024-bit filter of CUDA macro names
+  std::uint64_t macro_filter_[16] = {};  // 1024-bit filter of CUDA macro names
   bool have_macros_ = false;
-  std::optional<MacroRecord> defining_;            // inside a #define body with CUDA uses
+  std::optional<MacroRecord> defining_;  // inside a #define body with CUDA uses
   std::unordered_map<std::string_view, std::pair<std::uint64_t, std::uint32_t>> constants_;
   std::vector<std::string_view> cg_aliases_{"cooperative_groups"};
   bool using_cg_ = false;

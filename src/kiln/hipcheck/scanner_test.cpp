@@ -62,9 +62,10 @@ TEST(Scanner, VersionTestsInConditionsCount) {
 }
 
 TEST(Scanner, HeadersWithAndWithoutHipEquivalent) {
-  FileScan scan = scan_source(
-      "a.cpp", "#include <cuda_runtime.h>\n#include \"cublas_v2.h\"\n#include <cuda/barrier>\n"
-               "#include <vector>\n#include \"mycuda.hpp\"\n");
+  FileScan scan =
+      scan_source("a.cpp",
+                  "#include <cuda_runtime.h>\n#include \"cublas_v2.h\"\n#include <cuda/barrier>\n"
+                  "#include <vector>\n#include \"mycuda.hpp\"\n");
   EXPECT_EQ(brief(scan), (Strings{"1:10 cuda-header cuda_runtime.h", "2:10 cuda-header cublas_v2.h",
                                   "3:10 cuda-header cuda/barrier"}));
   EXPECT_EQ(scan.findings[0].replacement, "hip/hip_runtime.h");
@@ -126,8 +127,9 @@ TEST(Scanner, MacroInheritsFromMacroAndUnsupportedWins) {
 }
 
 TEST(Scanner, PortingShimHidesTheCudaName) {
-  EXPECT_EQ(brief("a.cpp", "#define cudaMalloc hipMalloc\ncudaMalloc(&p, 1);\n#undef cudaMalloc\n"
-                           "cudaMalloc(&p, 1);\n"),
+  EXPECT_EQ(brief("a.cpp",
+                  "#define cudaMalloc hipMalloc\ncudaMalloc(&p, 1);\n#undef cudaMalloc\n"
+                  "cudaMalloc(&p, 1);\n"),
             (Strings{"4:1 cuda-api cudaMalloc"}));
 }
 
@@ -146,15 +148,16 @@ TEST(Scanner, MacrosAcrossFilesAreReportedWhereTheyExpand) {
 }
 
 TEST(Scanner, WarpSizeLiteralsNextToWarpOperations) {
-  EXPECT_EQ(brief("a.cu",
-                  "for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xFFFFFFFFu, v, o);\n"
-                  "v = __shfl_sync(m, v, 0, 32);\n"
-                  "int n = 32; int h = 16;\n"
-                  "for (int i = 1; i < 32; i *= 2) {\n  if (x) {\n    v += __shfl_xor(v, i);\n  }\n}\n"
-                  "for (int i = 0; i < 32; ++i) {\n  y += i;\n}\n"),
-            (Strings{"1:14 warp-size-literal 16", "1:38 cuda-api __shfl_down_sync",
-                     "1:55 warp-mask-32bit 0xFFFFFFFFu", "2:5 cuda-api __shfl_sync",
-                     "2:26 warp-size-literal 32", "4:21 warp-size-literal 32"}));
+  EXPECT_EQ(
+      brief("a.cu",
+            "for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xFFFFFFFFu, v, o);\n"
+            "v = __shfl_sync(m, v, 0, 32);\n"
+            "int n = 32; int h = 16;\n"
+            "for (int i = 1; i < 32; i *= 2) {\n  if (x) {\n    v += __shfl_xor(v, i);\n  }\n}\n"
+            "for (int i = 0; i < 32; ++i) {\n  y += i;\n}\n"),
+      (Strings{"1:14 warp-size-literal 16", "1:38 cuda-api __shfl_down_sync",
+               "1:55 warp-mask-32bit 0xFFFFFFFFu", "2:5 cuda-api __shfl_sync",
+               "2:26 warp-size-literal 32", "4:21 warp-size-literal 32"}));
 }
 
 TEST(Scanner, LaneAndWarpIndexArithmetic) {
@@ -205,7 +208,8 @@ TEST(Scanner, FingerprintsSurviveLineMovesButNotEdits) {
   EXPECT_EQ(a.findings[0].fingerprint, b.findings[0].fingerprint);
   EXPECT_NE(a.findings[0].fingerprint, c.findings[0].fingerprint);
   EXPECT_EQ(fingerprint_hex(a.findings[0].fingerprint).size(), 16u);
-  EXPECT_EQ(parse_fingerprint(fingerprint_hex(a.findings[0].fingerprint)), a.findings[0].fingerprint);
+  EXPECT_EQ(parse_fingerprint(fingerprint_hex(a.findings[0].fingerprint)),
+            a.findings[0].fingerprint);
   EXPECT_EQ(parse_fingerprint("0123"), std::nullopt);
 }
 

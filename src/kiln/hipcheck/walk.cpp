@@ -55,8 +55,9 @@ struct Walker {
     std::vector<fs::directory_entry> entries;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
       entries.push_back(*it);
-    std::sort(entries.begin(), entries.end(),
-              [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+      return a.path().filename() < b.path().filename();
+    });
     for (const fs::directory_entry& entry : entries) {
       fs::path name = entry.path().filename();
       if (name == ".git") continue;
@@ -65,8 +66,10 @@ struct Walker {
       bool is_file = entry.is_regular_file(type_ec);
       std::string rel = relative_to(entry.path(), root);
       if (!rules.empty() && rules.ignored(rel, is_dir)) continue;
-      if (is_dir) walk(entry.path(), shown / name);
-      else if (is_file && wanted(name)) out.push_back((shown / name).lexically_normal().generic_string());
+      if (is_dir)
+        walk(entry.path(), shown / name);
+      else if (is_file && wanted(name))
+        out.push_back((shown / name).lexically_normal().generic_string());
     }
   }
 };

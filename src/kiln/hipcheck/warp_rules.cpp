@@ -53,10 +53,14 @@ std::optional<std::uint64_t> integer_value(std::string_view text) {
     char c = digits[i];
     if (c == '\'') continue;
     std::uint64_t d;
-    if (c >= '0' && c <= '9') d = static_cast<std::uint64_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') d = static_cast<std::uint64_t>(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') d = static_cast<std::uint64_t>(c - 'A' + 10);
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      d = static_cast<std::uint64_t>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      d = static_cast<std::uint64_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      d = static_cast<std::uint64_t>(c - 'A' + 10);
+    else
+      return std::nullopt;
     if (d >= base) return std::nullopt;
     if (value > (~0ull - d) / base) return std::nullopt;
     value = value * base + d;
@@ -101,8 +105,7 @@ void Scanner::number(std::size_t i) {
       (is_punct(i + 1, ";") || is_punct(i + 1, ",") || is_punct(i + 1, "}") ||
        is_punct(i + 1, ")") || is_punct(i + 1, ">"))) {
     add(Rule::warp_size_constant, Category::hazard, i, std::string(text(i - 2)),
-        fmt::format("{} is set to 32: AMD wavefronts have 64 lanes (use warpSize)",
-                    text(i - 2)));
+        fmt::format("{} is set to 32: AMD wavefronts have 64 lanes (use warpSize)", text(i - 2)));
     reported_literals_.push_back(static_cast<std::uint32_t>(i));
     return;
   }
@@ -112,13 +115,20 @@ void Scanner::number(std::size_t i) {
 void Scanner::constant_use(std::size_t i, std::uint64_t v, std::string_view name) {
   Candidate c{static_cast<std::uint32_t>(i), v, Candidate::literal, name};
   std::string_view op = i > 0 && tok(i - 1).kind == TokenKind::punct ? text(i - 1) : "";
-  if (op == "&" && v == 31) c.kind = Candidate::lane_and;
-  else if (op == "%" && v == 32) c.kind = Candidate::lane_mod;
-  else if (op == ">>" && v == 5) c.kind = Candidate::warp_shift;
-  else if (op == "/" && v == 32) c.kind = Candidate::warp_div;
-  else if (v == 0xffffffffull) c.kind = Candidate::mask;
-  else if (v == 5) return;
-  else if (v != 16 && v != 31 && v != 32) return;
+  if (op == "&" && v == 31)
+    c.kind = Candidate::lane_and;
+  else if (op == "%" && v == 32)
+    c.kind = Candidate::lane_mod;
+  else if (op == ">>" && v == 5)
+    c.kind = Candidate::warp_shift;
+  else if (op == "/" && v == 32)
+    c.kind = Candidate::warp_div;
+  else if (v == 0xffffffffull)
+    c.kind = Candidate::mask;
+  else if (v == 5)
+    return;
+  else if (v != 16 && v != 31 && v != 32)
+    return;
   warp_.statement.candidates.push_back(c);
 }
 
@@ -127,15 +137,14 @@ void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op)
       reported_literals_.end())
     return;
   reported_literals_.push_back(c.token);
-  std::string literal =
-      c.constant.empty()         ? std::string(text(c.token))
-      : c.value == 0xffffffffull ? fmt::format("{} (= 0xffffffff)", c.constant)
-                                 : fmt::format("{} (= {})", c.constant, c.value);
+  std::string literal = c.constant.empty()         ? std::string(text(c.token))
+                        : c.value == 0xffffffffull ? fmt::format("{} (= 0xffffffff)", c.constant)
+                                                   : fmt::format("{} (= {})", c.constant, c.value);
   std::string message;
   switch (rule) {
     case Rule::warp_mask_32bit:
-      message = fmt::format(
-          "32-bit lane mask {} with {}: lane masks are 64-bit on AMD wavefronts", literal, op);
+      message = fmt::format("32-bit lane mask {} with {}: lane masks are 64-bit on AMD wavefronts",
+                            literal, op);
       break;
     case Rule::lane_id_32:
       message = fmt::format("lane index computed with {} {} assumes 32-lane warps (use warpSize)",
@@ -146,9 +155,10 @@ void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op)
                             c.kind == Candidate::warp_shift ? ">>" : "/", literal);
       break;
     default:
-      message = fmt::format("{} next to {} assumes 32-lane warps; AMD wavefronts have 64 lanes "
-                            "(use warpSize)",
-                            literal, op);
+      message = fmt::format(
+          "{} next to {} assumes 32-lane warps; AMD wavefronts have 64 lanes "
+          "(use warpSize)",
+          literal, op);
       break;
   }
   add(rule, Category::hazard, c.token,
@@ -190,13 +200,17 @@ void Scanner::evaluate_statement() {
       switch (c.kind) {
         case Candidate::lane_and:
         case Candidate::lane_mod:
-          if (has_lane_context()) emit_candidate(c, Rule::lane_id_32, op);
-          else if (warp) emit_candidate(c, Rule::warp_size_literal, op);
+          if (has_lane_context())
+            emit_candidate(c, Rule::lane_id_32, op);
+          else if (warp)
+            emit_candidate(c, Rule::warp_size_literal, op);
           break;
         case Candidate::warp_shift:
         case Candidate::warp_div:
-          if (has_lane_context()) emit_candidate(c, Rule::warp_id_32, op);
-          else if (warp && c.value == 32) emit_candidate(c, Rule::warp_size_literal, op);
+          if (has_lane_context())
+            emit_candidate(c, Rule::warp_id_32, op);
+          else if (warp && c.value == 32)
+            emit_candidate(c, Rule::warp_size_literal, op);
           break;
         case Candidate::mask:
           if (warp) emit_candidate(c, Rule::warp_mask_32bit, op);
@@ -233,8 +247,7 @@ void Scanner::close_block() {
     Block block = std::move(warp_.blocks.back());
     warp_.blocks.pop_back();
     if (block.is_loop && block.warp_op >= 0) {
-      std::string op =
-          fmt::format("{} in the loop", text(static_cast<std::size_t>(block.warp_op)));
+      std::string op = fmt::format("{} in the loop", text(static_cast<std::size_t>(block.warp_op)));
       for (const Candidate& c : block.header) emit_candidate(c, Rule::warp_size_literal, op);
     }
   }

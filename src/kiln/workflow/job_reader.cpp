@@ -327,12 +327,9 @@ void check_needs(Reader& reader, const std::vector<Job>& jobs) {
         std::string cycle;
         for (auto it = start; it != stack.end(); ++it) cycle += jobs[it->first].id + " -> ";
         cycle += jobs[target].id;
-        // Point at the first job's need that leads into the cycle.
-        size_t following = start + 1 == stack.end() ? target : (start + 1)->first;
+        // The cycle's first job left it through its last taken edge: point at that need.
         const Text* need = edges[target][start->second - 1].second;
-        if (edges[target][start->second - 1].first != following) need = nullptr;
-        reader.error(need ? need->where : jobs[target].where,
-                     fmt::format("cyclic needs: {}", cycle));
+        reader.error(need->where, fmt::format("cyclic needs: {}", cycle));
       }
     }
   }

@@ -141,12 +141,73 @@ void read_permissions(Reader& reader, const Entry& entry) {
 
 }  // namespace detail
 
+namespace {
+
+// `key: value` where value is a plain (unquoted) scalar holding ": ", e.g.
+//   run: echo "attach with: kiln exec"
+// is not valid YAML, yet workflows like that exist (one of the reference pipelines has one).
+// The meaning is clear, so the value is quoted and read as the string it was meant to be, with
+// a warning. Returns the column (0-based) of the value when the line was repaired.
+std::optional<int> quote_plain_value(std::string& text, int line) {
+  size_t begin = 0;
+  for (int i = 0; i < line; ++i) {
+    begin = text.find('\n', begin);
+    if (begin == std::string::npos) return std::nullopt;
+    ++begin;
+  }
+  size_t end = text.find('\n', begin);
+  if (end == std::string::npos) end = text.size();
+  std::string_view content(text.data() + begin, end - begin);
+  size_t key = content.find_first_not_of(' ');
+  if (key == std::string_view::npos) return std::nullopt;
+  if (content.substr(key).starts_with("- ")) key = content.find_first_not_of(' ', key + 2);
+  size_t colon = content.find(": ", key);
+  if (key == std::string_view::npos || colon == std::string_view::npos) return std::nullopt;
+  std::string_view name = content.substr(key, colon - key);
+  if (name.empty() || name.find_first_of("'\"{}[]#&*!|>") != std::string_view::npos)
+    return std::nullopt;
+  size_t value = content.find_first_not_of(' ', colon + 1);
+  if (value == std::string_view::npos) return std::nullopt;
+  std::string_view raw = content.substr(value);
+  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\r')) raw.remove_suffix(1);
+  if (raw.empty() || std::string_view("'\"|>{[&*!%@`").find(raw.front()) != std::string_view::npos ||
+      raw.find(" #") != std::string_view::npos || raw.find(": ") == std::string_view::npos)
+    return std::nullopt;
+  std::string quoted = "'";
+  for (char c : raw) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  quoted += "'";
+  text.replace(begin + value, raw.size(), quoted);
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
 LoadResult load_workflow_text(std::string_view yaml, const std::filesystem::path& display_path) {
+  // Repair unquoted values holding ": " (see quote_plain_value) before reading.
+  std::string text(yaml);
+  std::vector<Diagnostic> repairs;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    try {
+      (void)YAML::Load(text);
+      break;
+    } catch (const YAML::Exception& e) {
+      if (e.msg != YAML::ErrorMsg::MAP_VALUE || e.mark.is_null()) break;
+      auto column = quote_plain_value(text, e.mark.line);
+      if (!column) break;
+      repairs.push_back(Diagnostic{
+          Severity::warning,
+          SourceLocation{display_path.string(), e.mark.line + 1, *column + 1},
+          "an unquoted value cannot contain ': ' in YAML; kiln reads the rest of the line as "
+          "one string (quote it to make the file valid YAML)"});
+    }
+  }
+  yaml = text;
   Reader reader(yaml, display_path.string());
+  for (auto& repair : repairs) reader.warning(std::move(repair.where), std::move(repair.message));
   LoadResult result;
   Workflow workflow;
   try {
-    YAML::Node root = YAML::Load(std::string(yaml));
+    YAML::Node root = YAML::Load(text);
     workflow = read_workflow(reader, root, display_path);
   } catch (const YAML::Exception& e) {
     // ParserException and its kin carry the place where the YAML stopped making sense.

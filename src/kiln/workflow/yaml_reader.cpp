@@ -29,6 +29,10 @@ void Reader::error(SourceLocation where, std::string message) {
   diagnostics_.push_back(Diagnostic{Severity::error, std::move(where), std::move(message)});
 }
 
+void Reader::warning(SourceLocation where, std::string message) {
+  diagnostics_.push_back(Diagnostic{Severity::warning, std::move(where), std::move(message)});
+}
+
 Diagnostics Reader::take() {
   std::ranges::stable_sort(diagnostics_, [](const Diagnostic& a, const Diagnostic& b) {
     return std::pair(a.where.line, a.where.column) < std::pair(b.where.line, b.where.column);

@@ -45,6 +45,7 @@ class Reader {
   SourceLocation at(int line0, int column0) const;
 
   void error(SourceLocation where, std::string message);
+  void warning(SourceLocation where, std::string message);
   // The diagnostics so far, in file order.
   Diagnostics take();
 

@@ -51,10 +51,18 @@ bool is_identifier(const std::string& s) {
 std::string library_of(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
   static const std::pair<const char*, const char*> k_prefixes[] = {
-      {"CUDA_Runtime_", "runtime"}, {"CUDA_Driver_", "driver"},   {"CUDA_Device_", "device"},
-      {"CUDA_RTC_", "rtc"},         {"CUBLAS_", "cublas"},        {"CUDNN_", "cudnn"},
-      {"CUFFT_", "cufft"},          {"CURAND_", "curand"},        {"CUSOLVER_", "cusolver"},
-      {"CUSPARSE_", "cusparse"},    {"CUB_", "cub"},              {"cuComplex_", "cucomplex"},
+      {"CUDA_Runtime_", "runtime"},
+      {"CUDA_Driver_", "driver"},
+      {"CUDA_Device_", "device"},
+      {"CUDA_RTC_", "rtc"},
+      {"CUBLAS_", "cublas"},
+      {"CUDNN_", "cudnn"},
+      {"CUFFT_", "cufft"},
+      {"CURAND_", "curand"},
+      {"CUSOLVER_", "cusolver"},
+      {"CUSPARSE_", "cusparse"},
+      {"CUB_", "cub"},
+      {"cuComplex_", "cucomplex"},
   };
   for (auto& [prefix, name] : k_prefixes)
     if (base.rfind(prefix, 0) == 0) return name;

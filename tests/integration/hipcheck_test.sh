@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Integration test for `kiln hipcheck`: the real binary on the fixtures and on throwaway trees.
+# Env: KILN (the binary), KILN_SOURCE_DIR (the repository). Exits non-zero and says what failed.
+set -u
+KILN=${KILN:-build/kiln}
+SRC=${KILN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+FIXTURES="$SRC/tests/data/hipcheck"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kiln-hipcheck-test.XXXXXX")
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+# expect_rc WANT DESCRIPTION -- COMMAND...: runs COMMAND, stdout to $WORK/out, stderr to $WORK/err.
+expect_rc() {
+  local want=$1 what=$2
+  shift 3
+  "$@" >"$WORK/out" 2>"$WORK/err"
+  local rc=$?
+  if [ "$rc" != "$want" ]; then
+    fail "$what: exit code $rc, expected $want"
+    sed 's/^/  stdout: /' "$WORK/out" | head -20
+    sed 's/^/  stderr: /' "$WORK/err" | head -20
+  fi
+}
+expect_out() {  # expect_out FILE TEXT DESCRIPTION: TEXT (fixed string) is a line of FILE
+  grep -qxF -- "$2" "$1" || { fail "$3: no line '$2' in $(basename "$1")"; sed 's/^/  | /' "$1" | head -40; }
+}
+expect_no() {  # expect_no FILE TEXT DESCRIPTION: TEXT (fixed string) is nowhere in FILE
+  if grep -qF -- "$2" "$1"; then fail "$3: unexpected '$2'"; fi
+}
+
+[ -x "$KILN" ] || { echo "FAIL: no kiln binary at $KILN"; exit 1; }
+
+# 1. The fixtures, text output, no failing.
+cd "$FIXTURES" || exit 1
+expect_rc 0 "fixtures with --fail-on none" -- "$KILN" hipcheck --fail-on none .
+expect_out "$WORK/out" "runtime_api.cu:14:3: convertible: cudaMalloc (CUDA Runtime) -> hipMalloc [cuda-api]" "text finding"
+expect_out "$WORK/out" "runtime_api.cu:18:3: unsupported: cudaDeviceFlushGPUDirectRDMAWrites (CUDA Runtime) has no HIP equivalent [cuda-api]" "unsupported finding"
+expect_out "$WORK/out" "macros.cu:6:3: convertible: macro CUDA_CHECK uses CUDA (cudaError_t, cudaSuccess, cudaGetErrorString); defined at macros.h:6 [cuda-macro]" "macro expansion across files"
+expect_out "$WORK/out" "warp_hazards.cu:16:28: hazard: lane index computed with & 31 assumes 32-lane warps (use warpSize) [lane-id-32]" "lane hazard"
+expect_out "$WORK/out" "  runtime_api.cu: 11 references (8 convertible, 3 unsupported), 0 hazards, 22 lines of code" "per-file counts"
+expect_no "$WORK/out" "precision.cpp" "precision fixture has no findings"
+grep -q '^hipcheck: 6 files, [0-9]* lines of code: [0-9]* references ([0-9]* convertible, [0-9]* unsupported), [0-9]* hazards$' "$WORK/out" ||
+  fail "summary line missing"
+cp "$WORK/out" "$WORK/text-j1"
+
+# 2. Default --fail-on is any; the order does not depend on the thread count.
+expect_rc 0 "fixtures on 4 threads" -- "$KILN" hipcheck -j 4 --fail-on none .
+cmp -s "$WORK/out" "$WORK/text-j1" || fail "output with -j 4 differs from the first run"
+expect_rc 1 "fixtures with the default --fail-on (any)" -- "$KILN" hipcheck .
+grep -q '^hipcheck: [0-9]* findings fail with --fail-on any: FAILED$' "$WORK/out" || fail "no FAILED line"
+
+# 3. --fail-on ladder on small trees.
+mkdir -p "$WORK/conv" "$WORK/haz" "$WORK/unsup"
+printf 'void f(float* p) { cudaFree(p); }\n' >"$WORK/conv/a.cu"
+printf '__device__ int lane() { return threadIdx.x & 31; }\n' >"$WORK/haz/a.cu"
+printf 'void f() { cudaDeviceFlushGPUDirectRDMAWrites(t, s); }\n' >"$WORK/unsup/a.cu"
+expect_rc 0 "convertible only, --fail-on unsupported" -- "$KILN" hipcheck --fail-on unsupported "$WORK/conv"
+expect_rc 0 "convertible only, --fail-on hazard" -- "$KILN" hipcheck --fail-on hazard "$WORK/conv"
+expect_rc 1 "convertible only, --fail-on any" -- "$KILN" hipcheck --fail-on any "$WORK/conv"
+expect_rc 0 "hazard only, --fail-on unsupported" -- "$KILN" hipcheck --fail-on unsupported "$WORK/haz"
+expect_rc 1 "hazard only, --fail-on hazard" -- "$KILN" hipcheck --fail-on hazard "$WORK/haz"
+expect_rc 1 "unsupported, --fail-on unsupported" -- "$KILN" hipcheck --fail-on unsupported "$WORK/unsup"
+expect_rc 1 "unsupported, --fail-on hazard" -- "$KILN" hipcheck --fail-on hazard "$WORK/unsup"
+expect_rc 0 "unsupported, --fail-on none" -- "$KILN" hipcheck --fail-on none "$WORK/unsup"
+
+# 4. Bad input: exit 2 with one line "PATH: error: ...".
+expect_rc 2 "missing path" -- "$KILN" hipcheck "$WORK/does-not-exist"
+[ "$(cat "$WORK/err")" = "$WORK/does-not-exist: error: no such file or directory" ] ||
+  fail "missing path message: $(cat "$WORK/err")"
+printf '{"findings": []}\n' >"$WORK/bad-baseline.json"
+expect_rc 2 "bad baseline" -- "$KILN" hipcheck --baseline "$WORK/bad-baseline.json" "$WORK/conv"
+[ "$(wc -l <"$WORK/err")" = 1 ] && grep -q "^$WORK/bad-baseline.json: error: " "$WORK/err" ||
+  fail "bad baseline message: $(cat "$WORK/err")"
+printf 'not json' >"$WORK/bad-baseline.json"
+expect_rc 2 "baseline that is not JSON" -- "$KILN" hipcheck --baseline "$WORK/bad-baseline.json" "$WORK/conv"
+expect_rc 2 "missing baseline" -- "$KILN" hipcheck --baseline "$WORK/nope.json" "$WORK/conv"
+grep -q "^$WORK/nope.json: error: " "$WORK/err" || fail "missing baseline message: $(cat "$WORK/err")"
+expect_rc 2 "bad --fail-on" -- "$KILN" hipcheck --fail-on sometimes "$WORK/conv"
+expect_rc 2 "bad --format" -- "$KILN" hipcheck --format xml "$WORK/conv"
+
+# 5. Baseline workflow: accept what is there, then only new findings fail.
+mkdir -p "$WORK/proj/src"
+printf '#include <cuda_runtime.h>\nvoid f(float* p) {\n  cudaMalloc(&p, 4);\n  cudaFree(p);\n}\n' >"$WORK/proj/src/k.cu"
+cd "$WORK/proj" || exit 1
+expect_rc 0 "write a baseline" -- "$KILN" hipcheck --write-baseline hipcheck-baseline.json
+[ -s hipcheck-baseline.json ] || fail "no baseline written"
+grep -q "wrote a baseline of 3 findings to hipcheck-baseline.json" "$WORK/err" || fail "write-baseline message: $(cat "$WORK/err")"
+expect_rc 0 "unchanged code against its baseline" -- "$KILN" hipcheck --baseline hipcheck-baseline.json
+expect_out "$WORK/out" "hipcheck: 3 findings accepted by the baseline" "baseline count"
+printf '// a new line above moves everything down\n' | cat - src/k.cu >src/k2 && mv src/k2 src/k.cu
+expect_rc 0 "moved lines stay accepted" -- "$KILN" hipcheck --baseline hipcheck-baseline.json
+printf 'void g() { cudaDeviceReset(); }\n' >>src/k.cu
+expect_rc 1 "a new CUDA call fails" -- "$KILN" hipcheck --baseline hipcheck-baseline.json
+expect_out "$WORK/out" "src/k.cu:7:12: convertible: cudaDeviceReset (CUDA Runtime) -> hipDeviceReset [cuda-api]" "new finding shown"
+expect_no "$WORK/out" "cudaMalloc (CUDA Runtime)" "baselined finding hidden"
+
+# 6. .gitignore is honoured; extensions are configurable; named files are always scanned.
+mkdir -p "$WORK/tree/build" "$WORK/tree/src"
+printf 'build/\n*.gen.cu\n' >"$WORK/tree/.gitignore"
+printf 'cudaFree(p);\n' >"$WORK/tree/build/out.cu"
+printf 'cudaFree(p);\n' >"$WORK/tree/src/x.gen.cu"
+printf 'cudaFree(p);\n' >"$WORK/tree/src/kernel.cu"
+printf 'cudaFree(p);\n' >"$WORK/tree/src/kernel.inl"
+cd "$WORK/tree" || exit 1
+expect_rc 1 "tree scan" -- "$KILN" hipcheck .
+expect_out "$WORK/out" "src/kernel.cu:1:1: convertible: cudaFree (CUDA Runtime) -> hipFree [cuda-api]" "tree finding"
+expect_no "$WORK/out" "build/out.cu" "ignored directory"
+expect_no "$WORK/out" "x.gen.cu" "ignored pattern"
+expect_no "$WORK/out" "kernel.inl" "extension not in the default list"
+expect_rc 1 "--extensions" -- "$KILN" hipcheck --extensions inl .
+expect_out "$WORK/out" "src/kernel.inl:1:1: convertible: cudaFree (CUDA Runtime) -> hipFree [cuda-api]" "--extensions inl"
+expect_no "$WORK/out" "kernel.cu:" "--extensions replaces the list"
+expect_rc 1 "named ignored file" -- "$KILN" hipcheck build/out.cu
+expect_out "$WORK/out" "build/out.cu:1:1: convertible: cudaFree (CUDA Runtime) -> hipFree [cuda-api]" "named file"
+
+# 7. JSON and SARIF.
+cd "$FIXTURES" || exit 1
+expect_rc 0 "json" -- "$KILN" hipcheck --format json --fail-on none .
+cp "$WORK/out" "$WORK/report.json"
+expect_rc 0 "sarif to a file" -- "$KILN" hipcheck --format sarif --fail-on none -o "$WORK/report.sarif" .
+[ -s "$WORK/report.sarif" ] || fail "no SARIF file written"
+if command -v python3 >/dev/null; then
+  python3 - "$WORK/report.json" "$WORK/report.sarif" <<'PY' || fail "JSON/SARIF structure"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["tool"] == "kiln hipcheck" and report["schema_version"] == 1, report.keys()
+s = report["summary"]
+assert s["files"] == 6 and s["references"] == s["convertible"] + s["unsupported"], s
+assert sum(f["references"] for f in report["files"]) == s["references"]
+paths = [f["path"] for f in report["files"]]
+assert paths == sorted(paths), paths
+sarif = json.load(open(sys.argv[2]))
+assert sarif["version"] == "2.1.0"
+run = sarif["runs"][0]
+results = run["results"]
+assert len(results) == s["references"] + s["hazards"], len(results)
+ids = {r["id"] for r in run["tool"]["driver"]["rules"]}
+assert all(r["ruleId"] in ids for r in results)
+assert {r["level"] for r in results} == {"note", "warning", "error"}
+PY
+else
+  echo "note: python3 not found, JSON and SARIF structure not checked"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "hipcheck integration: $failures check(s) failed (work directory kept: $WORK)"
+  exit 1
+fi
+rm -rf "$WORK"
+echo "hipcheck integration: all checks passed"
