@@ -21,8 +21,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> corpus;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("-runs=", 0) == 0) runs = std::atol(arg.c_str() + 6);
-    else if (arg.rfind("-seed=", 0) == 0) seed = static_cast<unsigned>(std::atol(arg.c_str() + 6));
+    if (arg.rfind("-runs=", 0) == 0)
+      runs = std::atol(arg.c_str() + 6);
+    else if (arg.rfind("-seed=", 0) == 0)
+      seed = static_cast<unsigned>(std::atol(arg.c_str() + 6));
     else {
       std::filesystem::path p(arg);
       auto add = [&](const std::filesystem::path& file) {
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
     }
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
   }
-  std::printf("fuzz: %zu corpus inputs and %ld mutated inputs ran without a crash\n",
-              corpus.size(), runs);
+  std::printf("fuzz: %zu corpus inputs and %ld mutated inputs ran without a crash\n", corpus.size(),
+              runs);
   return 0;
 }

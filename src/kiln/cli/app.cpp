@@ -1,5 +1,9 @@
 #include "kiln/cli/app.h"
 
+#include <string_view>
+
+#include "kiln/exec/process_tracker.h"
+
 #include <fmt/core.h>
 
 #include <exception>
@@ -7,6 +11,9 @@
 namespace kiln::cli {
 
 int main(int argc, char** argv) {
+  // The watchdog of `kiln run` (exec::start_orphan_reaper): not a user command.
+  if (argc == 3 && std::string_view(argv[1]) == "internal-reaper")
+    return exec::run_orphan_reaper(argv[2]);
   CLI::App app{"kiln: continuous integration on real GPU hardware"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kiln 0.1.0");
@@ -16,6 +23,7 @@ int main(int argc, char** argv) {
   add_runs_command(app, exit_code);
   add_logs_command(app, exit_code);
   add_hipcheck_command(app, exit_code);
+  add_gpus_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "kiln/core/subprocess.h"
+#include "kiln/engine/repository.h"
 #include "kiln/store/sqlite_store.h"
 
 namespace kiln::cli {
@@ -17,12 +17,7 @@ int report_error(const Error& error) {
 }
 
 std::filesystem::path default_store_path(const std::filesystem::path& directory) {
-  auto top = core::run_command({"git", "rev-parse", "--show-toplevel"}, directory);
-  if (top && top->ok()) {
-    std::string root = top->out;
-    while (!root.empty() && (root.back() == '\n' || root.back() == '\r')) root.pop_back();
-    if (!root.empty()) return std::filesystem::path(root) / ".kiln" / "kiln.db";
-  }
+  if (auto root = engine::find_work_tree(directory)) return *root / ".kiln" / "kiln.db";
   return std::filesystem::absolute(directory) / ".kiln" / "kiln.db";
 }
 
@@ -53,8 +48,7 @@ Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::pa
     if (line.starts_with("export ")) line = line.substr(7);
     auto eq = line.find('=');
     if (eq == std::string::npos || eq == 0)
-      return make_error(ErrorCode::invalid_input, "expected KEY=VALUE",
-                        {path.string(), number, 1});
+      return make_error(ErrorCode::invalid_input, "expected KEY=VALUE", {path.string(), number, 1});
     std::string key = line.substr(0, eq);
     while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
     std::string value = line.substr(eq + 1);

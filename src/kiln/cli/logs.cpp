@@ -45,8 +45,8 @@ int show_logs(const LogsArgs& args) {
     if (!job.job.message.empty()) fmt::print("({})\n", job.job.message);
   }
   if (!found)
-    return report_error(Error{ErrorCode::not_found,
-                              fmt::format("run {} has no job '{}'", args.run, args.job), {}});
+    return report_error(
+        Error{ErrorCode::not_found, fmt::format("run {} has no job '{}'", args.run, args.job), {}});
   return 0;
 }
 

@@ -28,7 +28,8 @@ struct RunArgs {
 
 nlohmann::ordered_json to_json(const engine::RunReport& report) {
   using json = nlohmann::ordered_json;
-  json out = {{"exit_code", report.exit_code()}, {"runs", json::array()}, {"not_triggered", json::array()}};
+  json out = {
+      {"exit_code", report.exit_code()}, {"runs", json::array()}, {"not_triggered", json::array()}};
   for (const auto& run : report.runs) {
     json jobs = json::array();
     for (const auto& job : run.jobs) {
@@ -127,13 +128,19 @@ int run_command(const RunArgs& args) {
     if (!plan) return report_error(plan.error());
     for (const auto& warning : (*plan)["warnings"])
       fmt::print(stderr, "kiln: {}\n", warning.get<std::string>());
-    if (args.json) fmt::print("{}\n", plan->dump(2));
-    else fmt::print("{}", engine::plan_text(*plan));
+    if (args.json)
+      fmt::print("{}\n", plan->dump(2));
+    else
+      fmt::print("{}", engine::plan_text(*plan));
     return 0;
   }
   // A watchdog kills this run's job processes if kiln itself dies (kill -9, a crash).
   options->job_token_prefix = exec::new_job_token();
-  if (auto reaper = exec::start_orphan_reaper(options->job_token_prefix + "-"); !reaper)
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (auto reaper =
+          exec::start_orphan_reaper(ec ? "/proc/self/exe" : self, options->job_token_prefix + "-");
+      !reaper)
     return report_error(reaper.error());
   auto store = open_store(options->store_path, options->repository);
   if (!store) return report_error(store.error());
@@ -149,8 +156,10 @@ int run_command(const RunArgs& args) {
   auto report = engine::run(*options, **store, observer);
   observer.finish();
   if (!report) return report_error(report.error());
-  if (args.json) fmt::print("{}\n", to_json(*report).dump(2));
-  else print_summary(stdout, *report, stdout_is_terminal() && !std::getenv("NO_COLOR"));
+  if (args.json)
+    fmt::print("{}\n", to_json(*report).dump(2));
+  else
+    print_summary(stdout, *report, stdout_is_terminal() && !std::getenv("NO_COLOR"));
   return report->exit_code();
 }
 
@@ -162,8 +171,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-C,--directory", args->directory, "the git repository (default: .)");
   cmd->add_option("-W,--workflows", args->workflows, "a workflow file or a directory of them");
   cmd->add_option("--event", args->event, "push, pull_request, workflow_dispatch or schedule")
-      ->check(CLI::IsMember({"push", "pull_request", "pull_request_target", "workflow_dispatch",
-                             "schedule"}));
+      ->check(CLI::IsMember(
+          {"push", "pull_request", "pull_request_target", "workflow_dispatch", "schedule"}));
   cmd->add_option("--event-file", args->event_file, "JSON payload for github.event");
   cmd->add_option("--input", args->inputs, "workflow_dispatch input K=V");
   cmd->add_option("--job", args->jobs, "run only this job (and the jobs it needs)");

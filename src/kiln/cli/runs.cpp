@@ -58,12 +58,13 @@ int list_runs(const RunsArgs& args) {
     fmt::print("no runs yet\n");
     return 0;
   }
-  fmt::print("{:>5}  {:<11}  {:<24}  {:<12}  {:<20}  {:<8}  {:<19}  {}\n", "ID", "STATUS", "WORKFLOW",
-             "EVENT", "REF", "SHA", "STARTED", "DURATION");
+  fmt::print("{:>5}  {:<11}  {:<24}  {:<12}  {:<20}  {:<8}  {:<19}  {}\n", "ID", "STATUS",
+             "WORKFLOW", "EVENT", "REF", "SHA", "STARTED", "DURATION");
   for (const auto& run : *runs) {
-    std::string duration = run.finished_at && run.started_at
-                               ? format_duration(std::chrono::milliseconds(run.finished_at - run.started_at))
-                               : "-";
+    std::string duration =
+        run.finished_at && run.started_at
+            ? format_duration(std::chrono::milliseconds(run.finished_at - run.started_at))
+            : "-";
     std::string ref = run.ref;
     if (ref.starts_with("refs/heads/")) ref = ref.substr(11);
     fmt::print("{:>5}  {:<11}  {:<24}  {:<12}  {:<20}  {:<8}  {:<19}  {}\n", run.id,

@@ -20,18 +20,21 @@ std::string colourise(bool colour, int code, std::string_view text) {
 
 int conclusion_colour(engine::Conclusion conclusion) {
   switch (conclusion) {
-    case engine::Conclusion::success: return 32;
-    case engine::Conclusion::failure: return 31;
-    case engine::Conclusion::cancelled: return 33;
-    case engine::Conclusion::skipped: return 90;
+    case engine::Conclusion::success:
+      return 32;
+    case engine::Conclusion::failure:
+      return 31;
+    case engine::Conclusion::cancelled:
+      return 33;
+    case engine::Conclusion::skipped:
+      return 90;
   }
   return 0;
 }
 
 }  // namespace
 
-TerminalObserver::TerminalObserver(std::FILE* out, bool verbose)
-    : out_(out), verbose_(verbose) {
+TerminalObserver::TerminalObserver(std::FILE* out, bool verbose) : out_(out), verbose_(verbose) {
   live_ = isatty(fileno(out)) == 1;
   colour_ = live_ && std::getenv("NO_COLOR") == nullptr;
 }
@@ -67,7 +70,8 @@ void TerminalObserver::job_line(const std::string& job_key, std::string_view kin
   if (kind == "endgroup") {
     group_depth_[job_key] = std::max(0, group_depth_[job_key] - 1);
   } else if (kind == "group") {
-    fmt::print(out_, "{}{}\n", prefix_locked(job_key), colourise(colour_, 1, fmt::format("▼ {}", text)));
+    fmt::print(out_, "{}{}\n", prefix_locked(job_key),
+               colourise(colour_, 1, fmt::format("▼ {}", text)));
     ++group_depth_[job_key];
   } else if (kind == "output" || kind == "stderr") {
     fmt::print(out_, "{}{}\n", prefix_locked(job_key), text);
@@ -146,9 +150,10 @@ void print_summary(std::FILE* out, const engine::RunReport& report, bool colour)
     for (const auto& job : run.jobs) {
       std::string status = std::string(store::to_string(job.conclusion));
       std::string padded = fmt::format("{:<9}", status);
-      fmt::print(out, "  {:<{}}  {}  {}\n", job.key, width,
-                 colourise(colour, conclusion_colour(job.conclusion), padded),
-                 job.conclusion == engine::Conclusion::skipped ? "-" : format_duration(job.duration));
+      fmt::print(
+          out, "  {:<{}}  {}  {}\n", job.key, width,
+          colourise(colour, conclusion_colour(job.conclusion), padded),
+          job.conclusion == engine::Conclusion::skipped ? "-" : format_duration(job.duration));
     }
   }
   std::fflush(out);

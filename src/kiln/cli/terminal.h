@@ -34,7 +34,7 @@ class TerminalObserver : public engine::RunObserver {
 
   std::FILE* out_;
   bool verbose_;
-  bool live_;    // a terminal: the status line is redrawn in place
+  bool live_;  // a terminal: the status line is redrawn in place
   bool colour_;
   std::mutex mutex_;
   std::string status_;

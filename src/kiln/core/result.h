@@ -71,13 +71,13 @@ std::unexpected<Error> fail_at(SourceLocation where, fmt::format_string<Args...>
 //   KILN_TRY(auto value, parse(text));   KILN_TRY_VOID(write(file));
 #define KILN_CONCAT_INNER(a, b) a##b
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
-#define KILN_TRY_IMPL(tmp, decl, expr)                    \
-  auto tmp = (expr);                                      \
+#define KILN_TRY_IMPL(tmp, decl, expr)                      \
+  auto tmp = (expr);                                        \
   if (!tmp) return std::unexpected(std::move(tmp.error())); \
   decl = std::move(*tmp)
 #define KILN_TRY(decl, expr) KILN_TRY_IMPL(KILN_CONCAT(kiln_try_, __LINE__), decl, expr)
-#define KILN_TRY_VOID(expr)                                          \
-  do {                                                               \
-    if (auto kiln_try_status = (expr); !kiln_try_status)             \
-      return std::unexpected(std::move(kiln_try_status.error()));    \
+#define KILN_TRY_VOID(expr)                                       \
+  do {                                                            \
+    if (auto kiln_try_status = (expr); !kiln_try_status)          \
+      return std::unexpected(std::move(kiln_try_status.error())); \
   } while (0)

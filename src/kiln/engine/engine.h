@@ -25,15 +25,15 @@ namespace kiln::engine {
 
 struct RunOptions {
   std::filesystem::path repository = ".";           // -C: the git repository
-  std::optional<std::filesystem::path> workflows;    // -W: a workflow file or a directory
+  std::optional<std::filesystem::path> workflows;   // -W: a workflow file or a directory
   std::string event_name = "push";                  // --event
   std::optional<std::filesystem::path> event_file;  // --event-file: github.event payload
   std::map<std::string, std::string> inputs;        // --input K=V (workflow_dispatch)
   std::vector<std::string> job_filter;              // --job ID (and the jobs they need)
   std::vector<std::pair<std::string, std::string>> matrix_filter;  // --matrix K=V
-  std::map<std::string, std::string> secrets;       // --secret, --secret-file, environment
-  std::map<std::string, std::string> extra_env;     // --env-file
-  int max_parallel = 0;                             // 0: the number of CPUs
+  std::map<std::string, std::string> secrets;    // --secret, --secret-file, environment
+  std::map<std::string, std::string> extra_env;  // --env-file
+  int max_parallel = 0;                          // 0: the number of CPUs
   bool dry_run = false;
   std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
   bool keep_workspaces = false;

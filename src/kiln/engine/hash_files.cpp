@@ -67,8 +67,7 @@ Result<std::string> hash_files(const std::filesystem::path& workspace,
   Sha256 total;
   for (const auto& file : files) {
     std::ifstream in(workspace / file, std::ios::binary);
-    if (!in)
-      return make_error(ErrorCode::io_error, fmt::format("hashFiles: cannot read {}", file));
+    if (!in) return make_error(ErrorCode::io_error, fmt::format("hashFiles: cannot read {}", file));
     Sha256 one;
     char buffer[64 * 1024];
     while (in.read(buffer, sizeof buffer) || in.gcount() > 0)

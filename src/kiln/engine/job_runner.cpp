@@ -27,7 +27,8 @@ constexpr int k_default_job_timeout_minutes = 360;
 // A file-system-safe name for a job key: "build (linux, 3.11)" → "build_linux_3.11_".
 std::string safe_name(const std::string& key) {
   std::string out;
-  for (char c : key) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  for (char c : key)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
   return out.substr(0, 80);
 }
 
@@ -131,10 +132,11 @@ class JobRun {
       return hash_files(patterns);
     };
 
-    token_ = fmt::format("{}-{}",
-                         setup_.options->job_token_prefix.empty() ? exec::new_job_token()
-                                                                  : setup_.options->job_token_prefix,
-                         setup_.job_row);
+    token_ =
+        fmt::format("{}-{}",
+                    setup_.options->job_token_prefix.empty() ? exec::new_job_token()
+                                                             : setup_.options->job_token_prefix,
+                    setup_.job_row);
     base_env_ = core::current_environment();
     for (const auto& [key, value] : contexts.env) base_env_[key] = value;
     base_env_["KILN_RUN_ID"] = std::to_string(setup_.run_id);
@@ -200,7 +202,9 @@ class JobRun {
 
     context_.failed = failed_;
     context_.cancelled = cancelled();
-    context_.contexts["job"]["status"] = failed_ ? "failure" : cancelled() ? "cancelled" : "success";
+    context_.contexts["job"]["status"] = failed_       ? "failure"
+                                         : cancelled() ? "cancelled"
+                                                       : "success";
     std::string condition = step.if_condition ? step.if_condition->value : "success()";
     SourceLocation where = step.if_condition ? step.if_condition->where : step.where;
     auto should_run = expr::evaluate_condition(condition, context_, where);
@@ -228,7 +232,8 @@ class JobRun {
     } else if (!*should_run) {
       outcome = Conclusion::skipped;
     } else {
-      log_kiln("kiln", fmt::format("▶ {}", result.name));
+      // The step's name heads its output on the terminal; the store has it in the step row.
+      setup_.observer->job_line(summary_.key, "kiln", fmt::format("▶ {}", result.name));
       outcome = execute(step, result);
     }
     result.outcome = outcome;
@@ -367,8 +372,9 @@ class JobRun {
       log_kiln("error", outcome.error().to_string());
       return Conclusion::failure;
     }
-    if (outcome->exit) result.exit_code = outcome->exit->signal ? 128 + outcome->exit->signal
-                                                                : outcome->exit->exit_code;
+    if (outcome->exit)
+      result.exit_code =
+          outcome->exit->signal ? 128 + outcome->exit->signal : outcome->exit->exit_code;
     for (const auto& [key, value] : outcome->outputs) raw_outputs_[key] = value;
     for (const auto& [key, value] : outcome->env) file_env_[key] = value;
     exec::add_path_entries(path_additions_, outcome->path_additions);
@@ -419,9 +425,10 @@ class JobRun {
     const std::string& uses = step.uses->value;
     if (uses.starts_with("./") || uses.starts_with("docker://") || !exec::is_builtin_action(uses)) {
       std::string message = uses.starts_with("./")
-                                ? fmt::format("local action '{}' cannot run: local actions are "
-                                              "not supported by this kiln yet",
-                                              uses)
+                                ? fmt::format(
+                                      "local action '{}' cannot run: local actions are "
+                                      "not supported by this kiln yet",
+                                      uses)
                                 : exec::unavailable_action_message(uses);
       log_kiln("error", fmt::format("{}: {}", step.uses->where.to_string(), message));
       return Conclusion::failure;
@@ -474,15 +481,18 @@ class JobRun {
       if ((failed_ || cancelled()) && !post.always) continue;
       log_kiln("kiln", fmt::format("Post {}", post.description));
       auto outcome = exec::run_post_action(post, action_context(env));
-      if (!outcome) log_kiln("warning", outcome.error().to_string());
-      else if (!outcome->success) log_kiln("warning", setup_.masker->mask(outcome->error));
+      if (!outcome)
+        log_kiln("warning", outcome.error().to_string());
+      else if (!outcome->success)
+        log_kiln("warning", setup_.masker->mask(outcome->error));
     }
   }
 
   // Every process the job started is gone at its end, daemons included.
   void clean_up() {
     auto killed = exec::kill_job_processes(token_);
-    if (!killed) log_kiln("warning", killed.error().to_string());
+    if (!killed)
+      log_kiln("warning", killed.error().to_string());
     else
       for (const auto& description : *killed)
         log_kiln("kiln", fmt::format("Cleaning up: killed leftover process {}", description));
@@ -510,11 +520,11 @@ class JobRun {
     }
     bool was_cancelled = setup_.cancel->cancelled() && !timed_out_;
     summary_.conclusion = was_cancelled ? Conclusion::cancelled
-                          : failed_    ? Conclusion::failure
-                                       : Conclusion::success;
+                          : failed_     ? Conclusion::failure
+                                        : Conclusion::success;
     summary_.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
     if (auto row = setup_.store->get_job(setup_.job_row)) {
-      row->status = summary_.conclusion == Conclusion::success   ? store::JobStatus::success
+      row->status = summary_.conclusion == Conclusion::success     ? store::JobStatus::success
                     : summary_.conclusion == Conclusion::cancelled ? store::JobStatus::cancelled
                                                                    : store::JobStatus::failure;
       row->conclusion = summary_.conclusion;
@@ -557,10 +567,18 @@ class JobRun {
         case exec::LogKind::command:
           job_.log_line(event.stream == core::Stream::err ? "stderr" : "output", event.text);
           break;
-        case exec::LogKind::group_start: job_.log_line("group", event.text); break;
-        case exec::LogKind::group_end: job_.log_line("endgroup", ""); break;
-        case exec::LogKind::debug: job_.log_line("debug", event.text); break;
-        case exec::LogKind::system: job_.log_line("kiln", event.text); break;
+        case exec::LogKind::group_start:
+          job_.log_line("group", event.text);
+          break;
+        case exec::LogKind::group_end:
+          job_.log_line("endgroup", "");
+          break;
+        case exec::LogKind::debug:
+          job_.log_line("debug", event.text);
+          break;
+        case exec::LogKind::system:
+          job_.log_line("kiln", event.text);
+          break;
         case exec::LogKind::annotation: {
           const auto& note = event.annotation;
           std::string kind = note ? std::string(exec::to_string(note->level)) : "error";

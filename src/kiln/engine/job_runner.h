@@ -35,8 +35,8 @@ struct JobSetup {
   // needs, matrix, strategy (github, runner, env, job and steps are added per job).
   expr::Value contexts = expr::Value::object();
   std::vector<std::pair<std::string, std::string>> workflow_env;  // evaluated
-  std::filesystem::path kiln_dir;     // <repository>/.kiln
-  const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
+  std::filesystem::path kiln_dir;                                 // <repository>/.kiln
+  const exec::CancelToken* cancel = nullptr;                      // fail-fast, concurrency, Ctrl-C
 };
 
 JobSummary run_job(const JobSetup& setup);

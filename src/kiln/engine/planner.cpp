@@ -109,7 +109,8 @@ Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& conte
       planned.max_parallel = static_cast<int>(n);
     }
     if (strategy.matrix) {
-      KILN_TRY(auto matrix, evaluate_matrix_values(*strategy.matrix, context, strategy.matrix_where));
+      KILN_TRY(auto matrix,
+               evaluate_matrix_values(*strategy.matrix, context, strategy.matrix_where));
       if (!matrix.is_object())
         return fail_at(strategy.matrix_where, "strategy.matrix must evaluate to an object, got {}",
                        matrix.dump());
@@ -140,10 +141,9 @@ Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& conte
     instance.matrix = std::move(kept[i]);
     instance.index = i;
     instance.total = total;
-    std::string suffix =
-        instance.matrix.is_object() && !instance.matrix.empty()
-            ? fmt::format(" ({})", plan::matrix_values_text(instance.matrix))
-            : std::string{};
+    std::string suffix = instance.matrix.is_object() && !instance.matrix.empty()
+                             ? fmt::format(" ({})", plan::matrix_values_text(instance.matrix))
+                             : std::string{};
     instance.key = job.id + suffix;
     if (job.name) {
       expr::Context named = context;
@@ -248,15 +248,15 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
   if (workflow::has_errors(selection.diagnostics))
     return std::unexpected(diagnostics_error(selection.diagnostics));
 
-  json plan = {{"event",
-                {{"name", event.name},
-                 {"ref", event.ref},
-                 {"sha", event.sha},
-                 {"changed_files", event.changed_files_known ? json(event.changed_files)
-                                                             : json(nullptr)}}},
-               {"workflows", json::array()},
-               {"not_triggered", json::array()},
-               {"warnings", json::array()}};
+  json plan = {
+      {"event",
+       {{"name", event.name},
+        {"ref", event.ref},
+        {"sha", event.sha},
+        {"changed_files", event.changed_files_known ? json(event.changed_files) : json(nullptr)}}},
+      {"workflows", json::array()},
+      {"not_triggered", json::array()},
+      {"warnings", json::array()}};
   for (const auto& diagnostic : selection.diagnostics)
     plan["warnings"].push_back(diagnostic.to_string());
   for (const auto& [path, reason] : selection.not_triggered)
@@ -265,10 +265,14 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
   for (const auto& selected : selection.triggered) {
     const auto& wf = selected.workflow;
     expr::Context context;
-    context.contexts["github"] = {{"event_name", event.name}, {"ref", event.ref},
-                                  {"sha", event.sha}, {"event", event.payload},
-                                  {"repository", repo.name}, {"workflow", selected.name},
-                                  {"run_id", "0"}, {"run_number", "0"}};
+    context.contexts["github"] = {{"event_name", event.name},
+                                  {"ref", event.ref},
+                                  {"sha", event.sha},
+                                  {"event", event.payload},
+                                  {"repository", repo.name},
+                                  {"workflow", selected.name},
+                                  {"run_id", "0"},
+                                  {"run_number", "0"}};
     std::map<std::string, std::string> input_values = event.inputs;
     if (const auto* trigger = wf.find_trigger("workflow_dispatch");
         trigger && event.name == "workflow_dispatch") {
@@ -298,8 +302,9 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
         entry["services"].push_back({{"name", name}, {"image", service.image.value}});
       for (const auto& step : job.steps) {
         std::string name = step.name ? step.name->value
-                           : step.uses ? "Run " + step.uses->value
-                                       : "Run " + step.run->value.substr(0, step.run->value.find('\n'));
+                           : step.uses
+                               ? "Run " + step.uses->value
+                               : "Run " + step.run->value.substr(0, step.run->value.find('\n'));
         entry["steps"].push_back(name);
       }
       if (plan_needs_results(job)) {
@@ -335,9 +340,8 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
       }
       jobs.push_back(std::move(entry));
     }
-    plan["workflows"].push_back({{"workflow", selected.path.string()},
-                                 {"name", selected.name},
-                                 {"jobs", jobs}});
+    plan["workflows"].push_back(
+        {{"workflow", selected.path.string()}, {"name", selected.name}, {"jobs", jobs}});
   }
   return plan;
 }
@@ -347,10 +351,12 @@ std::string plan_text(const nlohmann::ordered_json& plan) {
                                 plan["event"]["ref"].get<std::string>(),
                                 plan["event"]["sha"].get<std::string>().substr(0, 12));
   for (const auto& wf : plan["workflows"]) {
-    out += fmt::format("\n{} ({})\n", wf["name"].get<std::string>(), wf["workflow"].get<std::string>());
+    out += fmt::format("\n{} ({})\n", wf["name"].get<std::string>(),
+                       wf["workflow"].get<std::string>());
     for (const auto& job : wf["jobs"]) {
       std::string needs;
-      for (const auto& need : job["needs"]) needs += (needs.empty() ? "" : ", ") + need.get<std::string>();
+      for (const auto& need : job["needs"])
+        needs += (needs.empty() ? "" : ", ") + need.get<std::string>();
       out += fmt::format("  job {}{}\n", job["id"].get<std::string>(),
                          needs.empty() ? "" : " (needs " + needs + ")");
       if (job["matrix_deferred"].get<bool>()) {
@@ -365,7 +371,8 @@ std::string plan_text(const nlohmann::ordered_json& plan) {
       }
       if (!job["container"].is_null())
         out += fmt::format("    container: {}\n", job["container"].get<std::string>());
-      for (const auto& step : job["steps"]) out += fmt::format("    - {}\n", step.get<std::string>());
+      for (const auto& step : job["steps"])
+        out += fmt::format("    - {}\n", step.get<std::string>());
     }
   }
   for (const auto& skipped : plan["not_triggered"])

@@ -38,11 +38,11 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
 
 // One instance of a job: the job itself, or one combination of its matrix.
 struct PlannedInstance {
-  std::string key;   // "build" or "build (linux, 3.11)"
-  std::string name;  // the display name
+  std::string key;                // "build" or "build (linux, 3.11)"
+  std::string name;               // the display name
   nlohmann::ordered_json matrix;  // the combination, or null
-  int index = 0;     // strategy.job-index
-  int total = 1;     // strategy.job-total
+  int index = 0;                  // strategy.job-index
+  int total = 1;                  // strategy.job-total
 };
 
 struct PlannedJob {

@@ -49,9 +49,39 @@ std::string repository_name(const std::filesystem::path& root, const std::string
   return "local/" + root.filename().string();
 }
 
+// remote.origin.url from .git/config, without a git process; "" when absent or when .git is
+// not a directory (a worktree or submodule: then git is asked).
+std::string read_origin_url(const std::filesystem::path& root) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root / ".git", ec)) {
+    auto url = git(root, {"config", "--get", "remote.origin.url"});
+    return url ? lines_of(*url).empty() ? "" : lines_of(*url)[0] : "";
+  }
+  std::ifstream in(root / ".git" / "config");
+  bool in_origin = false;
+  for (std::string line; std::getline(in, line);) {
+    auto start = line.find_first_not_of(" \t");
+    if (start == std::string::npos) continue;
+    std::string_view text = std::string_view(line).substr(start);
+    if (text.starts_with("[")) {
+      in_origin = text.starts_with("[remote \"origin\"]");
+      continue;
+    }
+    if (in_origin && text.starts_with("url")) {
+      auto eq = text.find('=');
+      if (eq == std::string_view::npos) continue;
+      auto value = text.substr(eq + 1);
+      auto first = value.find_first_not_of(" \t");
+      return first == std::string_view::npos ? "" : std::string(value.substr(first));
+    }
+  }
+  return "";
+}
+
 Result<nlohmann::json> read_event_file(const std::filesystem::path& path) {
   std::ifstream in(path);
-  if (!in) return make_error(ErrorCode::invalid_input, "cannot read the event file", {path.string()});
+  if (!in)
+    return make_error(ErrorCode::invalid_input, "cannot read the event file", {path.string()});
   auto payload = nlohmann::json::parse(in, nullptr, false);
   if (payload.is_discarded() || !payload.is_object())
     return make_error(ErrorCode::invalid_input, "the event file is not a JSON object",
@@ -67,42 +97,58 @@ std::string string_at(const nlohmann::json& object, const nlohmann::json::json_p
 
 }  // namespace
 
+std::optional<std::filesystem::path> find_work_tree(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto dir = std::filesystem::absolute(path, ec).lexically_normal();
+  if (ec) return std::nullopt;
+  while (true) {
+    if (std::filesystem::exists(dir / ".git", ec)) return dir;
+    if (!dir.has_relative_path()) return std::nullopt;
+    auto parent = dir.parent_path();
+    if (parent == dir) return std::nullopt;
+    dir = parent;
+  }
+}
+
 Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path) {
   RepositoryInfo info;
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec))
     return make_error(ErrorCode::invalid_input, "no such directory", {path.string()});
-  // One call for the top level, HEAD and its symbolic name.
-  auto head = git(path, {"rev-parse", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD"});
-  if (!head)
+  // The top level is found by looking for .git upwards; everything about HEAD comes from one
+  // git process (each git process costs milliseconds: docs/performance.md).
+  auto root = find_work_tree(path);
+  if (!root)
     return make_error(ErrorCode::invalid_input,
-                      fmt::format("{} is not a git repository with a commit (kiln runs the "
-                                  "workflows of a git repository: git init, then commit)",
+                      fmt::format("{} is not inside a git repository (kiln runs the workflows of "
+                                  "a git repository: git init, then commit)",
                                   path.string()));
-  auto parts = lines_of(*head);
-  if (parts.size() < 2)
-    return make_error(ErrorCode::invalid_input, "unexpected output of git rev-parse");
-  info.root = parts[0];
-  info.head_sha = parts[1];
-  if (parts.size() > 2 && parts[2].starts_with("refs/")) info.head_ref = parts[2];
-
-  KILN_TRY(auto meta, git(info.root, {"log", "-1", "--format=%P%n%an%n%ae%n%s", "HEAD"}));
-  auto meta_lines = std::vector<std::string>{};
+  info.root = *root;
+  auto meta = git(info.root, {"log", "-1", "--format=%H%n%P%n%an%n%ae%n%D%n%s", "HEAD"});
+  if (!meta)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{} has no commit yet (kiln runs the workflows of a commit: "
+                                  "commit first)",
+                                  info.root.string()));
+  std::vector<std::string> fields;
   {
-    std::istringstream in(meta);
-    for (std::string line; std::getline(in, line);) meta_lines.push_back(line);
+    std::istringstream in(*meta);
+    for (std::string line; std::getline(in, line);) fields.push_back(line);
   }
-  if (!meta_lines.empty()) info.parent_sha = meta_lines[0].substr(0, meta_lines[0].find(' '));
-  if (meta_lines.size() > 1) info.author_name = meta_lines[1];
-  if (meta_lines.size() > 2) info.author_email = meta_lines[2];
-  if (meta_lines.size() > 3) info.subject = meta_lines[3];
+  fields.resize(6);
+  info.head_sha = fields[0];
+  info.parent_sha = fields[1].substr(0, fields[1].find(' '));
+  info.author_name = fields[2];
+  info.author_email = fields[3];
+  // %D: "HEAD -> main, origin/main, tag: v1" on a branch; no "HEAD -> " when detached.
+  constexpr std::string_view head_arrow = "HEAD -> ";
+  if (auto at = fields[4].find(head_arrow); at != std::string::npos) {
+    auto branch = fields[4].substr(at + head_arrow.size());
+    info.head_ref = "refs/heads/" + branch.substr(0, branch.find(','));
+  }
+  info.subject = fields[5];
 
-  // Remote and default branch from the config file: cheaper than more git processes.
-  auto config = git(info.root, {"config", "--get-regexp", "^remote\\.origin\\.url$|^init\\.defaultbranch$"});
-  std::string origin_url;
-  if (config)
-    for (auto& line : lines_of(*config))
-      if (line.starts_with("remote.origin.url ")) origin_url = line.substr(18);
+  std::string origin_url = read_origin_url(info.root);
   info.name = repository_name(info.root, origin_url);
   auto branch_exists = [&](const std::string& name) {
     return std::filesystem::exists(info.root / ".git" / "refs" / "heads" / name, ec) ||
@@ -116,10 +162,14 @@ Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path) {
     if (line.starts_with(prefix)) info.default_branch = line.substr(prefix.size());
   }
   if (info.default_branch.empty()) {
-    if (branch_exists("main")) info.default_branch = "main";
-    else if (branch_exists("master")) info.default_branch = "master";
-    else if (info.head_ref.starts_with("refs/heads/")) info.default_branch = info.head_ref.substr(11);
-    else info.default_branch = "main";
+    if (branch_exists("main"))
+      info.default_branch = "main";
+    else if (branch_exists("master"))
+      info.default_branch = "master";
+    else if (info.head_ref.starts_with("refs/heads/"))
+      info.default_branch = info.head_ref.substr(11);
+    else
+      info.default_branch = "main";
   }
   return info;
 }
@@ -154,7 +204,8 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
   using ptr = nlohmann::json::json_pointer;
 
   if (event.name == "push") {
-    event.ref = string_at(payload, ptr("/ref"), repo.head_ref.empty() ? "refs/heads/HEAD" : repo.head_ref);
+    event.ref =
+        string_at(payload, ptr("/ref"), repo.head_ref.empty() ? "refs/heads/HEAD" : repo.head_ref);
     event.sha = string_at(payload, ptr("/after"), repo.head_sha);
     event.before = string_at(payload, ptr("/before"),
                              repo.parent_sha.empty() ? std::string(k_zero_sha) : repo.parent_sha);
@@ -162,16 +213,18 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
     payload["after"] = event.sha;
     payload["before"] = event.before;
     if (!payload.contains("head_commit"))
-      payload["head_commit"] = {{"id", event.sha},
-                                {"message", repo.subject},
-                                {"author", {{"name", repo.author_name}, {"email", repo.author_email}}}};
+      payload["head_commit"] = {
+          {"id", event.sha},
+          {"message", repo.subject},
+          {"author", {{"name", repo.author_name}, {"email", repo.author_email}}}};
     if (event.ref.starts_with("refs/heads/") || event.ref.starts_with("refs/tags/")) {
       KILN_TRY(event.changed_files, changed_files(repo, event.before, event.sha));
       event.changed_files_known = true;
     }
   } else if (event.name == "pull_request" || event.name == "pull_request_target") {
     event.base_ref = string_at(payload, ptr("/pull_request/base/ref"), repo.default_branch);
-    event.head_ref = string_at(payload, ptr("/pull_request/head/ref"), branch.empty() ? "HEAD" : branch);
+    event.head_ref =
+        string_at(payload, ptr("/pull_request/head/ref"), branch.empty() ? "HEAD" : branch);
     event.sha = string_at(payload, ptr("/pull_request/head/sha"), repo.head_sha);
     int number = payload.contains(ptr("/pull_request/number")) &&
                          payload.at(ptr("/pull_request/number")).is_number_integer()
@@ -194,7 +247,8 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
       event.changed_files_known = true;
     }
   } else if (event.name == "workflow_dispatch") {
-    event.ref = string_at(payload, ptr("/ref"), repo.head_ref.empty() ? "refs/heads/HEAD" : repo.head_ref);
+    event.ref =
+        string_at(payload, ptr("/ref"), repo.head_ref.empty() ? "refs/heads/HEAD" : repo.head_ref);
     event.sha = repo.head_sha;
     payload["ref"] = event.ref;
     if (!payload.contains("inputs")) payload["inputs"] = nlohmann::json::object();

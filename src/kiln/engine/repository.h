@@ -3,6 +3,7 @@
 // --event is a push of the current HEAD; other events are built from git and --event-file.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,16 +14,21 @@
 namespace kiln::engine {
 
 struct RepositoryInfo {
-  std::filesystem::path root;   // the work tree's top level
-  std::string name;             // "owner/repo" from the origin remote, else "local/<dir>"
+  std::filesystem::path root;  // the work tree's top level
+  std::string name;            // "owner/repo" from the origin remote, else "local/<dir>"
   std::string head_sha;
-  std::string head_ref;         // "refs/heads/main"; empty when HEAD is detached
-  std::string parent_sha;       // HEAD's first parent; empty for a root commit
-  std::string default_branch;   // origin's HEAD, else main or master where it exists, else the current branch
+  std::string head_ref;        // "refs/heads/main"; empty when HEAD is detached
+  std::string parent_sha;      // HEAD's first parent; empty for a root commit
+  std::string default_branch;  // origin's HEAD, else main or master where it exists, else the
+                               // current branch
   std::string author_name, author_email, subject;
 };
 
 Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path);
+
+// The top level of the work tree holding `path`: the nearest directory upwards with a `.git`
+// entry (a directory, or a file for worktrees and submodules).
+std::optional<std::filesystem::path> find_work_tree(const std::filesystem::path& path);
 
 // Files changed between two commits (`from` empty: every file of `to`).
 Result<std::vector<std::string>> changed_files(const RepositoryInfo& repo, const std::string& from,

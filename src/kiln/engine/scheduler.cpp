@@ -53,7 +53,7 @@ struct Instance {
   enum class State { queued, running, done } state = State::queued;
   exec::CancelToken cancel;
   std::string cancel_reason;
-  GroupClaim claim;  // job-level concurrency group
+  GroupClaim claim;                // job-level concurrency group
   bool continue_on_error = false;  // job-level, evaluated with the instance's matrix
   std::vector<std::string> labels;
   JobSummary summary;
@@ -75,10 +75,10 @@ struct Node {
 struct WorkflowState {
   const SelectedWorkflow* selected = nullptr;
   store::Run run;
-  std::vector<std::unique_ptr<Node>> nodes;  // file order, only the jobs to run
-  expr::Value base_contexts;                 // github, inputs, vars, secrets
+  std::vector<std::unique_ptr<Node>> nodes;              // file order, only the jobs to run
+  expr::Value base_contexts;                             // github, inputs, vars, secrets
   std::vector<std::pair<std::string, std::string>> env;  // evaluated workflow env
-  GroupClaim claim;         // workflow-level concurrency group
+  GroupClaim claim;                                      // workflow-level concurrency group
   bool cancelled = false;  // by a newer run of its concurrency group, or Ctrl-C
   Clock::time_point started;
   std::vector<JobSummary> finished;
@@ -86,10 +86,14 @@ struct WorkflowState {
 
 store::JobStatus to_job_status(Conclusion conclusion) {
   switch (conclusion) {
-    case Conclusion::success: return store::JobStatus::success;
-    case Conclusion::failure: return store::JobStatus::failure;
-    case Conclusion::cancelled: return store::JobStatus::cancelled;
-    case Conclusion::skipped: return store::JobStatus::skipped;
+    case Conclusion::success:
+      return store::JobStatus::success;
+    case Conclusion::failure:
+      return store::JobStatus::failure;
+    case Conclusion::cancelled:
+      return store::JobStatus::cancelled;
+    case Conclusion::skipped:
+      return store::JobStatus::skipped;
   }
   return store::JobStatus::failure;
 }
@@ -138,9 +142,8 @@ class Scheduler {
 
     auto& contexts = state->base_contexts;
     contexts = expr::Value::object();
-    contexts["github"] = workflow_github_context(repo_, event_, selected.name,
-                                                 selected.path.string(), state->run.id,
-                                                 state->run.number);
+    contexts["github"] = workflow_github_context(
+        repo_, event_, selected.name, selected.path.string(), state->run.id, state->run.number);
     // Dispatch inputs with the workflow's defaults and types applied.
     std::map<std::string, std::string> input_values = event_.inputs;
     if (const auto* trigger = selected.workflow.find_trigger("workflow_dispatch");
@@ -261,8 +264,8 @@ class Scheduler {
     claim.requested = true;
     claim.granted = decision.start_now;
     for (const auto& id : decision.cancel)
-      cancel_claimant(id, fmt::format("cancelled: a newer run in concurrency group '{}'",
-                                      claim.group));
+      cancel_claimant(id,
+                      fmt::format("cancelled: a newer run in concurrency group '{}'", claim.group));
     return claim.granted;
   }
 
@@ -338,8 +341,8 @@ class Scheduler {
       if (job.if_condition) {
         auto parsed = expr::Expression::parse(job.if_condition->value, job.if_condition->where);
         if (parsed && parsed->uses_status_function()) {
-          auto decision = expr::evaluate_condition(job.if_condition->value, context,
-                                                   job.if_condition->where);
+          auto decision =
+              expr::evaluate_condition(job.if_condition->value, context, job.if_condition->where);
           runs = decision && *decision;
         }
       }
@@ -376,24 +379,32 @@ class Scheduler {
       std::string error;
       for (const auto& label : job.runs_on.labels) {
         auto value = expr::interpolate(label.value, instance_context, label.where);
-        if (value) instance.labels.push_back(*value);
-        else error = value.error().to_string();
+        if (value)
+          instance.labels.push_back(*value);
+        else
+          error = value.error().to_string();
       }
       if (job.concurrency) {
         auto group = expr::interpolate(job.concurrency->group.value, instance_context,
                                        job.concurrency->group.where);
-        if (group) instance.claim.group = *group;
-        else error = group.error().to_string();
+        if (group)
+          instance.claim.group = *group;
+        else
+          error = group.error().to_string();
         if (job.concurrency->cancel_in_progress) {
           auto value = evaluate_flag(*job.concurrency->cancel_in_progress, instance_context);
-          if (value) instance.claim.cancel_in_progress = *value;
-          else error = value.error().to_string();
+          if (value)
+            instance.claim.cancel_in_progress = *value;
+          else
+            error = value.error().to_string();
         }
       }
       if (job.continue_on_error) {
         auto value = evaluate_flag(*job.continue_on_error, instance_context);
-        if (value) instance.continue_on_error = *value;
-        else error = value.error().to_string();
+        if (value)
+          instance.continue_on_error = *value;
+        else
+          error = value.error().to_string();
       }
       store::Job row;
       row.run_id = wf.run.id;
@@ -508,12 +519,12 @@ class Scheduler {
     setup.contexts["matrix"] = instance.planned.matrix.is_null()
                                    ? expr::Value::object()
                                    : expr::Value::parse(instance.planned.matrix.dump());
-    setup.contexts["strategy"] = {{"fail-fast", node.plan.fail_fast},
-                                  {"job-index", instance.planned.index},
-                                  {"job-total", instance.planned.total},
-                                  {"max-parallel", node.plan.max_parallel > 0
-                                                       ? node.plan.max_parallel
-                                                       : instance.planned.total}};
+    setup.contexts["strategy"] = {
+        {"fail-fast", node.plan.fail_fast},
+        {"job-index", instance.planned.index},
+        {"job-total", instance.planned.total},
+        {"max-parallel",
+         node.plan.max_parallel > 0 ? node.plan.max_parallel : instance.planned.total}};
     setup.workflow_env = wf.env;
     setup.kiln_dir = kiln_dir_;
     setup.cancel = &instance.cancel;
@@ -576,10 +587,14 @@ class Scheduler {
     for (const Instance* instance : by_finish)
       for (const auto& [key, value] : instance->summary.outputs)
         if (!value.empty()) node.outputs[key] = value;
-    if (any_failure) node.result = Conclusion::failure;
-    else if (any_cancelled) node.result = Conclusion::cancelled;
-    else if (all_skipped) node.result = Conclusion::skipped;
-    else node.result = Conclusion::success;
+    if (any_failure)
+      node.result = Conclusion::failure;
+    else if (any_cancelled)
+      node.result = Conclusion::cancelled;
+    else if (all_skipped)
+      node.result = Conclusion::skipped;
+    else
+      node.result = Conclusion::success;
     node.state = Node::State::done;
     if (workflow_done(wf)) release(wf.claim);
     changed_.notify_all();
@@ -635,17 +650,17 @@ class Scheduler {
     summary.duration =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - wf.started);
     summary.jobs = wf.finished;
-    std::stable_sort(summary.jobs.begin(), summary.jobs.end(),
-                     [](const JobSummary& a, const JobSummary& b) {
-                       auto rank = [](const JobSummary& j) { return j.order == 0 ? 1 << 30 : j.order; };
-                       return rank(a) < rank(b);
-                     });
+    std::stable_sort(
+        summary.jobs.begin(), summary.jobs.end(), [](const JobSummary& a, const JobSummary& b) {
+          auto rank = [](const JobSummary& j) { return j.order == 0 ? 1 << 30 : j.order; };
+          return rank(a) < rank(b);
+        });
     bool failed = false, cancelled = wf.cancelled;
     for (const auto& node : wf.nodes) {
       if (node->result == Conclusion::failure) failed = true;
       if (node->result == Conclusion::cancelled) cancelled = true;
     }
-    summary.conclusion = failed ? Conclusion::failure
+    summary.conclusion = failed      ? Conclusion::failure
                          : cancelled ? Conclusion::cancelled
                                      : Conclusion::success;
     store::RunStatus status = failed      ? store::RunStatus::failure

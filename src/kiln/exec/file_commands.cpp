@@ -47,6 +47,10 @@ Result<FileCommandPaths> create_file_command_files(const std::filesystem::path& 
       .state = base / ("save_state_" + id),
   };
   for (const auto* file : {&paths.env, &paths.output, &paths.path, &paths.summary, &paths.state}) {
+    // Most steps write no file command: an existing empty file is left as it is, since even a
+    // truncation costs a metadata update (docs/performance.md).
+    auto size = std::filesystem::file_size(*file, ec);
+    if (!ec && size == 0) continue;
     std::ofstream out(*file, std::ios::binary | std::ios::trunc);
     if (!out) {
       return fail(ErrorCode::io_error, "cannot create '{}': {}", file->string(),
@@ -62,12 +66,6 @@ void export_file_command_paths(const FileCommandPaths& paths, core::Environment&
   env["GITHUB_PATH"] = paths.path.string();
   env["GITHUB_STEP_SUMMARY"] = paths.summary.string();
   env["GITHUB_STATE"] = paths.state.string();
-}
-
-void remove_file_command_files(const FileCommandPaths& paths) {
-  std::error_code ec;
-  for (const auto* file : {&paths.env, &paths.output, &paths.path, &paths.summary, &paths.state})
-    std::filesystem::remove(*file, ec);
 }
 
 Result<KeyValues> parse_key_value_file(std::string_view text, std::string_view label) {

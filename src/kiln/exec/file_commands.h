@@ -24,15 +24,13 @@ struct FileCommandPaths {
   std::filesystem::path env, output, path, summary, state;
 };
 
-// Creates the five empty files under `dir`/_runner_file_commands/ with `unique_id` in their names.
+// Creates the five files under `dir`/_runner_file_commands/ with `unique_id` in their names, or
+// truncates them when they exist (the step runner reuses one set per job).
 Result<FileCommandPaths> create_file_command_files(const std::filesystem::path& dir,
                                                    std::string_view unique_id);
 
 // Sets GITHUB_ENV, GITHUB_OUTPUT, GITHUB_PATH, GITHUB_STEP_SUMMARY and GITHUB_STATE.
 void export_file_command_paths(const FileCommandPaths& paths, core::Environment& env);
-
-// Deletes the five files (errors ignored: they live in the job's temp dir, removed at job end).
-void remove_file_command_files(const FileCommandPaths& paths);
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 

@@ -1,7 +1,8 @@
 #include "kiln/exec/process_tracker.h"
 
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,34 +127,46 @@ Result<std::vector<std::string>> kill_job_processes(std::string_view token,
   return report;
 }
 
-Status start_orphan_reaper(const std::string& prefix) {
+Status start_orphan_reaper(const std::filesystem::path& program, const std::string& prefix) {
   if (prefix.empty()) return fail(ErrorCode::internal, "start_orphan_reaper: empty prefix");
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     return fail(ErrorCode::io_error, "cannot create the watchdog pipe: {}", std::strerror(errno));
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return fail(ErrorCode::io_error, "cannot start the watchdog: {}", std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::setsid();
-    ::close(fds[1]);
-    for (int fd = 3; fd < 1024; ++fd)
-      if (fd != fds[0]) ::close(fd);
-    char byte = 0;
-    while (true) {
-      auto n = ::read(fds[0], &byte, 1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-    }
-    (void)kill_job_processes(prefix, std::chrono::seconds(10), TokenMatch::prefix);
-    ::_exit(0);
-  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+  std::string program_text = program.string();
+  std::vector<char*> argv = {const_cast<char*>("kiln"), const_cast<char*>("internal-reaper"),
+                             const_cast<char*>(prefix.c_str()), nullptr};
+  pid_t pid = 0;
+  int error =
+      ::posix_spawn(&pid, program_text.c_str(), &actions, &attributes, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(fds[0]);
-  // fds[1] stays open until this process ends; its closing wakes the watchdog.
+  if (error != 0) {
+    ::close(fds[1]);
+    return fail(ErrorCode::io_error, "cannot start the watchdog {}: {}", program_text,
+                std::strerror(error));
+  }
+  // fds[1] stays open until this process ends; its closing wakes the watchdog. The watchdog is
+  // not waited for: when this process ends first, init reaps it.
   return {};
+}
+
+int run_orphan_reaper(const std::string& prefix) {
+  char byte = 0;
+  while (true) {
+    auto n = ::read(STDIN_FILENO, &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+  }
+  auto killed = kill_job_processes(prefix, std::chrono::seconds(10), TokenMatch::prefix);
+  return killed ? 0 : 1;
 }
 
 }  // namespace kiln::exec

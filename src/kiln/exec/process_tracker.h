@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +30,7 @@ std::string new_job_token();
 // KILN_JOB_TOKEN=<token> exactly. Zombies (whose environment is gone) are not included.
 // `token` is the whole value (exact) or the start of it (prefix: every job of one kiln run).
 enum class TokenMatch { exact, prefix };
-std::vector<pid_t> find_job_processes(std::string_view token,
-                                      TokenMatch match = TokenMatch::exact);
+std::vector<pid_t> find_job_processes(std::string_view token, TokenMatch match = TokenMatch::exact);
 
 // Kills every process find_job_processes() finds, and their process groups, and scans again
 // until none is left (a process may fork while we kill) or `patience` has passed. Returns one
@@ -41,11 +41,15 @@ Result<std::vector<std::string>> kill_job_processes(
     std::string_view token, std::chrono::milliseconds patience = std::chrono::seconds(2),
     TokenMatch match = TokenMatch::exact);
 
-// Forks a watchdog that outlives this process: once this process ends, however it ends (kill -9
+// Starts a watchdog that outlives this process: once this process ends, however it ends (kill -9
 // included), the watchdog kills every process whose KILN_JOB_TOKEN starts with `prefix`, so a
-// crashed kiln leaks no job process. Call it before starting threads. The watchdog runs in its
-// own session (Ctrl-C does not reach it) and waits on a close-on-exec pipe whose write end only
-// this process holds.
-Status start_orphan_reaper(const std::string& prefix);
+// crashed kiln leaks no job process. The watchdog is `program` (this kiln binary) run as
+// `kiln internal-reaper PREFIX` in its own session (Ctrl-C does not reach it); its standard
+// input is a pipe whose write end only this process holds (close-on-exec), so it reads EOF
+// exactly when this process is gone.
+Status start_orphan_reaper(const std::filesystem::path& program, const std::string& prefix);
+
+// The watchdog's side: waits for EOF on standard input, then kills the prefix's processes.
+int run_orphan_reaper(const std::string& prefix);
 
 }  // namespace kiln::exec

@@ -110,9 +110,11 @@ TEST(ProcessTracker, MatchesTheWholeEntryOnly) {
   ASSERT_TRUE(kill_job_processes(token + "x"));
 }
 
-// A process that started a watchdog and then dies by SIGKILL (like `kill -9 kiln`): the
-// watchdog kills the daemons of its jobs, and leaves a process of another prefix alone.
+// A process that started a watchdog (the kiln binary, which the build makes before the tests
+// run) and then dies by SIGKILL, like `kill -9 kiln`: the watchdog kills the daemons of its
+// jobs, and leaves a process of another prefix alone.
 TEST(ProcessTracker, OrphanReaperKillsJobsOfADeadOwner) {
+  ASSERT_TRUE(std::filesystem::exists(KILN_BINARY_DIR "/kiln")) << "build the kiln target first";
   auto prefix = new_job_token() + "-";
   auto pids = start_daemons(prefix + "7", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!");
   auto others = start_daemons(new_job_token() + "-7",
@@ -122,7 +124,7 @@ TEST(ProcessTracker, OrphanReaperKillsJobsOfADeadOwner) {
   pid_t owner = ::fork();
   ASSERT_GE(owner, 0);
   if (owner == 0) {
-    if (!start_orphan_reaper(prefix)) ::_exit(1);
+    if (!start_orphan_reaper(KILN_BINARY_DIR "/kiln", prefix)) ::_exit(1);
     ::pause();
     ::_exit(0);
   }

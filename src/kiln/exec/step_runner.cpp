@@ -19,14 +19,6 @@ namespace {
 
 using Clock = core::Clock;
 
-// Unique per step within this host: file names of scripts and file commands.
-std::string unique_step_id() {
-  static std::atomic<std::uint64_t> counter{0};
-  static const std::uint64_t seed = (std::uint64_t{std::random_device{}()} << 32) ^
-                                    std::random_device{}() ^ static_cast<std::uint64_t>(::getpid());
-  return fmt::format("{:016x}-{}", seed, counter.fetch_add(1));
-}
-
 Status write_file(const std::filesystem::path& file, std::string_view text) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (!out) {
@@ -111,23 +103,17 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
     return fail(ErrorCode::io_error, "cannot create temp dir '{}': {}", request.temp_dir.string(),
                 ec.message());
   }
-  const std::string id = unique_step_id();
-  const auto script = request.temp_dir / (id + shell.extension);
+  // The script and file-command files keep their names for every step of a job (temp_dir is
+  // the job's) and are truncated at each step's start: creating and deleting six files per step
+  // cost more than the rest of a trivial step on ext4 (docs/performance.md).
+  const auto script = request.temp_dir / ("step" + shell.extension);
   KILN_TRY_VOID(write_file(script, shell.script_contents(request.script)));
-  auto files = create_file_command_files(request.temp_dir, id);
-  if (!files) {
-    std::filesystem::remove(script, ec);
-    return std::unexpected(files.error());
-  }
+  KILN_TRY(auto files, create_file_command_files(request.temp_dir, "step"));
 
   core::Environment env = request.env;
-  export_file_command_paths(*files, env);
+  export_file_command_paths(files, env);
   if (!request.job_token.empty()) env["KILN_JOB_TOKEN"] = request.job_token;
 
-  auto cleanup = [&] {
-    remove_file_command_files(*files);
-    std::filesystem::remove(script, ec);
-  };
   auto child = core::Subprocess::spawn(
       {.argv = shell.argv_for(script),
        .env = std::move(env),
@@ -135,7 +121,6 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
        .output = options.merge_stderr ? core::OutputMode::merged : core::OutputMode::separate,
        .max_line_bytes = options.max_line_bytes});
   if (!child) {
-    cleanup();
     return std::unexpected(child.error());
   }
 
@@ -184,14 +169,14 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
   KeyValues state = output.effects().state;
   result.env = output.effects().env;
   result.path_additions = output.effects().path_additions;
-  read_key_values(files->output, "GITHUB_OUTPUT", output, outputs);
-  read_key_values(files->env, "GITHUB_ENV", output, result.env);
-  read_key_values(files->state, "GITHUB_STATE", output, state);
-  if (auto text = read_file_command(files->path); text) {
+  read_key_values(files.output, "GITHUB_OUTPUT", output, outputs);
+  read_key_values(files.env, "GITHUB_ENV", output, result.env);
+  read_key_values(files.state, "GITHUB_STATE", output, state);
+  if (auto text = read_file_command(files.path); text) {
     auto entries = parse_path_file(*text);
     result.path_additions.insert(result.path_additions.end(), entries.begin(), entries.end());
   }
-  if (auto text = read_file_command(files->summary); text && !text->empty()) {
+  if (auto text = read_file_command(files.summary); text && !text->empty()) {
     if (text->size() > options.max_summary_bytes) {
       output.annotate(
           {.level = AnnotationLevel::error,
@@ -204,7 +189,6 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
   }
   for (auto& [key, value] : outputs) result.outputs[key] = value;
   for (auto& [key, value] : state) result.state[key] = value;
-  cleanup();
 
   if (stopped == StepOutcome::timed_out) {
     output.fail(fmt::format("The action has timed out after {} ms.", request.timeout.count()));

@@ -104,7 +104,7 @@ TEST_F(StepRunnerTest, ShShellAndScriptFile) {
   std::filesystem::path script = lines[1];
   EXPECT_EQ(script.extension(), ".sh");
   EXPECT_EQ(script.parent_path(), root_ / "tmp");
-  EXPECT_FALSE(std::filesystem::exists(script));  // removed after the step
+  EXPECT_TRUE(std::filesystem::exists(script));  // reused by the next step of the job
 }
 
 TEST_F(StepRunnerTest, PythonShellFallsBackToPython3) {
@@ -190,8 +190,13 @@ echo "- item" >> "$GITHUB_STEP_SUMMARY"
   EXPECT_EQ(r.state, (std::map<std::string, std::string>{{"pid", "123"}}));
   EXPECT_EQ(r.path_additions, (std::vector<std::string>{"/opt/first", "/opt/second"}));
   EXPECT_EQ(r.summary, "## Summary\n- item\n");
-  // The files were per step and are gone.
-  EXPECT_TRUE(std::filesystem::is_empty(root_ / "tmp" / "_runner_file_commands"));
+  // The next step of the job starts with empty file-command files.
+  auto next = run(request("true"));
+  EXPECT_EQ(next.outcome, StepOutcome::success);
+  EXPECT_TRUE(next.env.empty());
+  EXPECT_TRUE(next.outputs.empty());
+  EXPECT_TRUE(next.path_additions.empty());
+  EXPECT_EQ(next.summary, "");
 }
 
 TEST_F(StepRunnerTest, PathAdditionsReachLaterSteps) {

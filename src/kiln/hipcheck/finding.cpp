@@ -1,8 +1,12 @@
 #include "kiln/hipcheck/finding.h"
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 
 #include <fmt/format.h>
+
+#include "kiln/hipcheck/api_table.h"
 
 namespace kiln::hipcheck {
 
@@ -70,6 +74,71 @@ std::string_view api_status_name(ApiStatus status) {
       return "removed";
   }
   return "";
+}
+
+std::string_view TextArena::store(std::string_view text) {
+  if (text.empty()) return {};
+  if (text.size() > left_) {
+    constexpr std::size_t k_block = 16 * 1024;
+    std::size_t size = std::max(k_block, text.size());
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    next_ = blocks_.back().get();
+    left_ = size;
+  }
+  char* at = next_;
+  std::memcpy(at, text.data(), text.size());
+  next_ += text.size();
+  left_ -= text.size();
+  return {at, text.size()};
+}
+
+namespace {
+
+// " in CUDA 10.0", or nothing when the tables only know that some version did it ("?").
+std::string since(std::string_view version) {
+  return version == "?" ? std::string() : fmt::format(" in CUDA {}", version);
+}
+
+std::string api_message(const ApiEntry& entry) {
+  std::string_view name = entry.cuda_name;
+  std::string_view hip = entry.hip_name;
+  std::string_view removed = entry.removed;
+  std::string_view deprecated = entry.deprecated;
+  std::string message;
+  if (hip.empty())
+    message = fmt::format("{} ({}) has no HIP equivalent", name, library_name(entry.library));
+  else
+    message = fmt::format("{} ({}) -> {}", name, library_name(entry.library), hip);
+  if (!removed.empty())
+    message += fmt::format("; removed{}", since(removed));
+  else if (!deprecated.empty())
+    message += fmt::format("; deprecated{}", since(deprecated));
+  if (!hip.empty()) {
+    if (entry.hip_deprecated) message += fmt::format("; {} is deprecated in HIP", hip);
+    if (entry.hip_experimental) message += fmt::format("; {} is experimental in HIP", hip);
+  }
+  return message;
+}
+
+}  // namespace
+
+std::string Finding::message() const {
+  if (!text.empty()) return std::string(text);
+  switch (rule) {
+    case Rule::cuda_api:
+      return entry ? api_message(*entry) : std::string();
+    case Rule::cuda_header:
+      return replacement.empty() ? fmt::format("CUDA header <{}> has no known HIP equivalent", name)
+                                 : fmt::format("CUDA header <{}>: include <{}>", name, replacement);
+    case Rule::kernel_launch:
+      return fmt::format(
+          "kernel launch {}<<<...>>>: hipcc accepts it; hipify writes hipLaunchKernelGGL({}, ...)",
+          name, name);
+    case Rule::cooperative_groups:
+      return fmt::format("{} is not provided by HIP", name);
+    default:
+      return std::string();
+  }
 }
 
 namespace {

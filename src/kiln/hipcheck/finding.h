@@ -2,11 +2,14 @@
 // What hipcheck reports: one Finding per CUDA use or warp-size hazard, with its rule, its
 // category (which decides --fail-on) and, for a convertible use, what HIP calls it.
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln::hipcheck {
 
@@ -47,7 +50,24 @@ const RuleInfo& rule_info(Rule rule);
 enum class ApiStatus : std::uint8_t { none, convertible, unsupported, deprecated, removed };
 std::string_view api_status_name(ApiStatus status);
 
-// One finding. The file it is in is the FileScan that holds it (scanner.h).
+struct ApiEntry;  // api_table.h
+
+// Owns the text of one file's findings (names, the few pre-built messages) in a few large
+// blocks, so that a finding costs no allocation of its own. Views into it stay valid as long as
+// the arena lives; FileScan shares it with its copies.
+class TextArena {
+ public:
+  std::string_view store(std::string_view text);
+
+ private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;
+  std::size_t left_ = 0;
+};
+
+// One finding. The file it is in is the FileScan that holds it (scanner.h); its views point
+// into the static tables or into that FileScan's TextArena, so keep the FileScan (or a copy)
+// while using them.
 struct Finding {
   int line = 0;
   int column = 0;      // 1-based, Unicode code points
@@ -55,14 +75,20 @@ struct Finding {
   Rule rule = Rule::cuda_api;
   Category category = Category::convertible;
   ApiStatus status = ApiStatus::none;
-  std::string name;          // the CUDA name, header, macro or literal the finding is about
-  std::string replacement;   // the HIP name or header, when there is one
-  std::string_view library;  // "CUDA Runtime", "cuBLAS", ... for cuda_api (static text)
-  std::string message;
+  std::string_view name;         // the CUDA name, header, macro or literal the finding is about
+  std::string_view replacement;  // the HIP name or header, when there is one
+  std::string_view library;      // "CUDA Runtime", "cuBLAS", ... for cuda_api (static text)
   // Stable across line moves: a hash of the rule, the name and the text of the finding's line
   // with blanks collapsed. Shown as 16 hex digits (fingerprint_hex).
   std::uint64_t fingerprint = 0;
   bool baselined = false;  // accepted by --baseline
+
+  // The message is built only when it is shown (most runs print a fraction of the findings or
+  // none): from the table entry for a cuda_api finding, from name and replacement for most
+  // other rules, else it is the pre-built `text`.
+  const ApiEntry* entry = nullptr;  // the table row of a cuda_api finding
+  std::string_view text;            // the whole message, when it could not be rebuilt
+  std::string message() const;
 };
 
 // The line's part of a fingerprint (computed once per line), then the finding's.

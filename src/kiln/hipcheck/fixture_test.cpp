@@ -34,7 +34,7 @@ TEST(Fixtures, FindingsMatchTheExpectedFiles) {
     for (const Finding& f : file.findings) {
       actual += fmt::format("{}:{} {} {} {}", f.line, f.column, category_name(f.category),
                             rule_info(f.rule).id, f.name);
-      if (!f.replacement.empty()) actual += " -> " + f.replacement;
+      if (!f.replacement.empty()) actual += fmt::format(" -> {}", f.replacement);
       actual += "\n";
     }
     EXPECT_EQ(actual, read(expected_file)) << "in " << file.path;

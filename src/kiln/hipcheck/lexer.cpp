@@ -105,11 +105,21 @@ class Lexer {
     return false;
   }
 
+  // Jumps from newline to newline (memchr); a backslash before the newline continues the
+  // comment on the next line.
   void skip_line_comment() {
     while (pos_ < n_) {
-      char c = s_[pos_];
-      if (c == '\n') return;
-      if (c == '\\' && splice()) continue;
+      const void* nl = std::memchr(s_ + pos_, '\n', n_ - pos_);
+      std::uint32_t end = nl ? static_cast<std::uint32_t>(static_cast<const char*>(nl) - s_) : n_;
+      std::uint32_t before = end;
+      if (before > pos_ && s_[before - 1] == '\r') --before;
+      if (end == n_ || before == pos_ || s_[before - 1] != '\\') {
+        pos_ = end;
+        return;
+      }
+      // A splice: the comment goes on after this newline.
+      pos_ = end;
+      newline();
       ++pos_;
     }
   }

@@ -64,7 +64,7 @@ std::string format_text(const Report& report, const OutputContext& context) {
       if (f.baselined) continue;
       if (fails_on(f, context.fail_on)) ++failing;
       out += fmt::format("{}:{}:{}: {}: {} [{}]\n", file.path, f.line, f.column,
-                         category_name(f.category), f.message, rule_info(f.rule).id);
+                         category_name(f.category), f.message(), rule_info(f.rule).id);
     }
   }
   bool header = false;
@@ -111,7 +111,7 @@ std::string format_json(const Report& report, const OutputContext& context) {
       if (!f.replacement.empty()) j["hip"] = f.replacement;
       if (f.status != ApiStatus::none) j["status"] = api_status_name(f.status);
       if (!f.library.empty()) j["library"] = f.library;
-      j["message"] = f.message;
+      j["message"] = f.message();
       j["fingerprint"] = fingerprint_hex(f.fingerprint);
       j["baselined"] = f.baselined;
       findings.push_back(std::move(j));
@@ -165,7 +165,7 @@ std::string format_sarif(const Report& report, const OutputContext& context) {
       Json result{{"ruleId", rule_info(f.rule).id},
                   {"ruleIndex", static_cast<int>(f.rule)},
                   {"level", sarif_level(f.category)},
-                  {"message", {{"text", f.message}}},
+                  {"message", {{"text", f.message()}}},
                   {"locations", Json::array({{{"physicalLocation",
                                                {{"artifactLocation", artifact},
                                                 {"region",

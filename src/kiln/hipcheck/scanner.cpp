@@ -109,6 +109,7 @@ Scanner::Scanner(std::string_view path, std::string_view source, const MacroMap*
       cuda_file_(is_cuda_file(path)),
       table_(ApiTable::instance()) {
   out_.path = path_;
+  out_.strings = std::make_shared<TextArena>();
   if (external_) {
     have_macros_ = true;
     for (const auto& [name, macro] : *external_) {
@@ -118,8 +119,8 @@ Scanner::Scanner(std::string_view path, std::string_view source, const MacroMap*
   }
 }
 
-Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::string name,
-                      std::string message) {
+Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::string_view name,
+                      std::string_view message) {
   const Token& t = tokens_[token];
   // Findings are kept in (line, column) order as they come: almost all arrive in order, and the
   // few that do not (a loop header's literal, reported when the loop closes) go in their place.
@@ -150,9 +151,10 @@ Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::stri
     line_hash_start_ = t.line_start;
   }
   f.fingerprint = compute_fingerprint(rule, name, line_hash_);
-  f.name = std::move(name);
-  f.message = std::move(message);
-  return *out_.findings.insert(at, std::move(f));
+  f.name = name;
+  f.text = message;
+  if (at == out_.findings.end()) return out_.findings.emplace_back(f);
+  return *out_.findings.insert(at, f);
 }
 
 FileScan Scanner::run() {
@@ -186,14 +188,10 @@ std::size_t Scanner::directive(std::size_t hash) {
       if (quoted.size() < 2 || (quoted.back() != '>' && quoted.back() != '"'))
         header = quoted.substr(1);
       if (auto match = classify_header(header)) {
-        if (match->hip.empty()) {
-          add(Rule::cuda_header, Category::unsupported, hash + 2, std::string(header),
-              fmt::format("CUDA header <{}> has no known HIP equivalent", header));
-        } else {
-          add(Rule::cuda_header, Category::convertible, hash + 2, std::string(header),
-              fmt::format("CUDA header <{}>: include <{}>", header, match->hip))
-              .replacement = std::string(match->hip);
-        }
+        // The message is built from name and replacement when shown (Finding::message).
+        add(Rule::cuda_header, match->hip.empty() ? Category::unsupported : Category::convertible,
+            hash + 2, keep(header))
+            .replacement = match->hip;
       }
     }
   } else if (name == "define") {
@@ -239,9 +237,8 @@ void Scanner::define(std::size_t hash, std::size_t end) {
     if (e - b == 1 && tok(b).kind == TokenKind::number) {
       if (auto value = integer_value(text(b))) {
         if (*value == 32 && is_warp_name(name)) {
-          add(Rule::warp_size_constant, Category::hazard, b, std::string(name),
-              fmt::format("{} is defined as 32: AMD wavefronts have 64 lanes (use warpSize)",
-                          name));
+          add(Rule::warp_size_constant, Category::hazard, b, keep(name),
+              format("{} is defined as 32: AMD wavefronts have 64 lanes (use warpSize)", name));
           return;
         }
         constants_[name] = {*value, tok(b).line};
@@ -286,7 +283,7 @@ void Scanner::code_token(std::size_t i, bool in_condition) {
       number(i);
       break;
     case TokenKind::punct:
-      if (t.length == 3 && !in_condition && text(i) == "<<<") kernel_launch(i);
+      if (t.length == 3 && !in_condition && is(text(i), "<<<")) kernel_launch(i);
       break;
     default:
       break;
@@ -325,36 +322,36 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
   if (name.size() > 2 && name[0] == '_' && name[1] == '_') {
     if (contains(k_warp_intrinsics, name)) {
       warp_op(i);
-      if (name == "__activemask") {
-        add(Rule::activemask, Category::hazard, i, std::string(name),
+      if (is(name, "__activemask")) {
+        add(Rule::activemask, Category::hazard, i, "__activemask",
             "__activemask() returns a 64-bit lane mask on AMD GPUs");
         return;
       }
-      if (name == "__syncwarp") {
-        add(Rule::syncwarp, Category::hazard, i, std::string(name),
+      if (is(name, "__syncwarp")) {
+        add(Rule::syncwarp, Category::hazard, i, "__syncwarp",
             "__syncwarp() assumes 32-lane warps and has no exact HIP equivalent");
         return;
       }
-    } else if (name == "__asm__" || name == "__asm") {
+    } else if (is(name, "__asm__") || is(name, "__asm")) {
       if (!in_condition) inline_asm(i);
       return;
     }
-  } else if (name.size() == 3 && name == "asm") {
+  } else if (is(name, "asm")) {
     if (!in_condition) inline_asm(i);
     return;
-  } else if (name.size() == 3 && name == "cub") {
+  } else if (is(name, "cub")) {
     if (is_punct(i + 1, "::") && is_ident(i + 2)) cub_use(i);
     return;
-  } else if (name.size() == 9 && name == "namespace") {
+  } else if (is(name, "namespace")) {
     // namespace cg = cooperative_groups;   (or = ::cooperative_groups)
     std::size_t k = i + 3;
     if (is_punct(k, "::")) ++k;
-    if (is_ident(i + 1) && is_punct(i + 2, "=") && is_ident(k) && text(k) == "cooperative_groups")
+    if (is_ident(i + 1) && is_punct(i + 2, "=") && is_ident(k) && is(text(k), "cooperative_groups"))
       cg_aliases_.push_back(text(i + 1));
     return;
-  } else if (name.size() == 5 && name == "using") {
-    if (is_ident(i + 1) && text(i + 1) == "namespace" && is_ident(i + 2) &&
-        text(i + 2) == "cooperative_groups")
+  } else if (is(name, "using")) {
+    if (is_ident(i + 1) && is(text(i + 1), "namespace") && is_ident(i + 2) &&
+        is(text(i + 2), "cooperative_groups"))
       using_cg_ = true;
     return;
   } else if (using_cg_ && contains(k_cg_distinct, name)) {
@@ -387,50 +384,37 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
 }
 
 void Scanner::api_use(std::size_t i, const ApiEntry& entry) {
+  // Only what counting and baselines need is decided here; the message is built from the entry
+  // when it is shown (Finding::message).
   std::string_view name = entry.cuda_name;
-  std::string_view hip = entry.hip_name;
-  std::string_view removed = entry.removed;
-  std::string_view deprecated = entry.deprecated;
-  auto since = [](std::string_view version) {
-    return version == "?" ? std::string() : fmt::format(" in CUDA {}", version);
-  };
-  ApiStatus status;
+  bool removed = *entry.removed != '\0';
+  bool deprecated = *entry.deprecated != '\0';
   Category category;
-  std::string message;
-  if (hip.empty()) {
+  ApiStatus status;
+  if (*entry.hip_name == '\0') {
     category = Category::unsupported;
-    status = !removed.empty() ? ApiStatus::removed : ApiStatus::unsupported;
-    message = fmt::format("{} ({}) has no HIP equivalent", name, library_name(entry.library));
-    if (!removed.empty())
-      message += fmt::format("; removed{}", since(removed));
-    else if (!deprecated.empty())
-      message += fmt::format("; deprecated{}", since(deprecated));
+    status = removed ? ApiStatus::removed : ApiStatus::unsupported;
   } else {
     category = Category::convertible;
-    status = !removed.empty()      ? ApiStatus::removed
-             : !deprecated.empty() ? ApiStatus::deprecated
-                                   : ApiStatus::convertible;
-    message = fmt::format("{} ({}) -> {}", name, library_name(entry.library), hip);
-    if (!removed.empty())
-      message += fmt::format("; removed{}", since(removed));
-    else if (!deprecated.empty())
-      message += fmt::format("; deprecated{}", since(deprecated));
-    if (entry.hip_deprecated) message += fmt::format("; {} is deprecated in HIP", hip);
-    if (entry.hip_experimental) message += fmt::format("; {} is experimental in HIP", hip);
+    status = removed      ? ApiStatus::removed
+             : deprecated ? ApiStatus::deprecated
+                          : ApiStatus::convertible;
   }
-  Finding& f = add(Rule::cuda_api, category, i, std::string(name), std::move(message));
+  Finding& f = add(Rule::cuda_api, category, i, name);
   f.status = status;
-  f.replacement = std::string(hip);
+  f.replacement = entry.hip_name;
   f.library = library_name(entry.library);
+  f.entry = &entry;
   record_use(name, category);
 }
 
 void Scanner::cub_use(std::size_t i) {
-  std::string qualified = fmt::format("cub::{}", text(i + 2));
+  std::string_view member = text(i + 2);
+  std::string_view qualified = format("cub::{}", member);
   Finding& f = add(Rule::cuda_api, Category::convertible, i, qualified,
-                   fmt::format("{} (CUB) -> hipcub::{}", qualified, text(i + 2)));
+                   format("{} (CUB) -> hipcub::{}", qualified, member));
   f.status = ApiStatus::convertible;
-  f.replacement = fmt::format("hipcub::{}", text(i + 2));
+  f.replacement = format("hipcub::{}", member);
   f.library = library_name(Library::cub);
   record_use(qualified, Category::convertible);
 }
@@ -442,8 +426,8 @@ void Scanner::macro_use(std::size_t i, const CudaMacro& macro) {
   if (macro.uses.size() > 4) uses += ", ...";
   std::string where = macro.file == path_ ? fmt::format("line {}", macro.line)
                                           : fmt::format("{}:{}", macro.file, macro.line);
-  add(Rule::cuda_macro, macro.category, i, macro.name,
-      fmt::format("macro {} uses CUDA ({}); defined at {}", macro.name, uses, where));
+  add(Rule::cuda_macro, macro.category, i, keep(macro.name),
+      format("macro {} uses CUDA ({}); defined at {}", macro.name, uses, where));
   record_use(macro.name, macro.category);
 }
 
@@ -464,14 +448,14 @@ void Scanner::inline_asm(std::size_t i) {
       ptx = true;
   }
   if (!ptx) return;
-  add(Rule::inline_ptx, Category::unsupported, i, std::string(text(i)),
+  add(Rule::inline_ptx, Category::unsupported, i, keep(text(i)),
       "inline PTX assembly does not run on AMD GPUs");
   record_use("asm", Category::unsupported);
 }
 
 void Scanner::kernel_launch(std::size_t i) {
   std::size_t at = i;
-  std::string name = "kernel";
+  std::string_view name = "kernel";
   if (i > 0) {
     std::size_t j = i - 1;
     // kernel<T, 4><<<...>>>: step back over the template arguments.
@@ -492,15 +476,12 @@ void Scanner::kernel_launch(std::size_t i) {
     if (is_ident(j)) {
       if (text(j) == "operator") return;
       at = j;
-      name = std::string(text(j));
+      name = keep(text(j));
     }
   }
-  add(Rule::kernel_launch, Category::convertible, at, name,
-      fmt::format("kernel launch {}<<<...>>>: hipcc accepts it; hipify writes "
-                  "hipLaunchKernelGGL({}, ...)",
-                  name, name))
-      .replacement = "hipLaunchKernelGGL";
-  record_use(fmt::format("{}<<<>>>", name), Category::convertible);
+  // The message is built from the name when shown (Finding::message).
+  add(Rule::kernel_launch, Category::convertible, at, name).replacement = "hipLaunchKernelGGL";
+  if (defining_) record_use(fmt::format("{}<<<>>>", name), Category::convertible);
 }
 
 void Scanner::cooperative_member(std::size_t i, std::string_view name) {
@@ -509,8 +490,7 @@ void Scanner::cooperative_member(std::size_t i, std::string_view name) {
     return;
   }
   if (contains(k_cg_missing, name) || (using_cg_ && contains(k_cg_distinct, name))) {
-    add(Rule::cooperative_groups, Category::hazard, i, fmt::format("cooperative_groups::{}", name),
-        fmt::format("cooperative_groups::{} is not provided by HIP", name));
+    add(Rule::cooperative_groups, Category::hazard, i, format("cooperative_groups::{}", name));
   }
 }
 

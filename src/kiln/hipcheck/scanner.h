@@ -5,8 +5,8 @@
 // scan therefore returns the CUDA macros a file defines; hipcheck.cpp rescans only the files
 // whose text contains the name of another file's CUDA macro.
 
-#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -33,6 +33,8 @@ struct FileScan {
   std::uint32_t lines = 0;
   std::uint32_t code_lines = 0;
   std::vector<Finding> findings;  // sorted by line, then column
+  // The text the findings' views point into; shared by copies of this FileScan.
+  std::shared_ptr<TextArena> strings;
   std::vector<CudaMacro> macros;  // CUDA macros this file defines
 };
 

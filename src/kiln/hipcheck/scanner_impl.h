@@ -2,6 +2,7 @@
 // Internal to scanner.cpp and warp_rules.cpp: the state of one file's scan.
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,10 +10,19 @@
 #include <unordered_set>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "kiln/hipcheck/api_table.h"
 #include "kiln/hipcheck/scanner.h"
 
 namespace kiln::hipcheck::detail {
+
+// `text == literal`, with the length known at compile time so that the compare is a few
+// instructions inline (a string_view compare may end up as a call to memcmp on the hot path).
+template <std::size_t N>
+[[gnu::always_inline]] inline bool is(std::string_view text, const char (&literal)[N]) {
+  return text.size() == N - 1 && __builtin_memcmp(text.data(), literal, N - 1) == 0;
+}
 
 // Integer literal value, or nothing for floats and malformed numbers.
 std::optional<std::uint64_t> integer_value(std::string_view text);
@@ -64,7 +74,7 @@ class Scanner {
   const Token& tok(std::size_t i) const { return tokens_[i]; }
   std::string_view text(std::size_t i) const { return tokens_[i].text(source_); }
   // Hot: called for neighbours of most tokens, so compared by hand, not through memcmp.
-  bool is_punct(std::size_t i, std::string_view p) const {
+  [[gnu::always_inline]] bool is_punct(std::size_t i, std::string_view p) const {
     if (i >= tokens_.size()) return false;
     const Token& t = tokens_[i];
     if (t.kind != TokenKind::punct || t.length != p.size()) return false;
@@ -72,12 +82,21 @@ class Scanner {
       if (source_[t.offset + k] != p[k]) return false;
     return true;
   }
-  bool is_ident(std::size_t i) const {
+  [[gnu::always_inline]] bool is_ident(std::size_t i) const {
     return i < tokens_.size() && tokens_[i].kind == TokenKind::identifier;
   }
 
-  Finding& add(Rule rule, Category category, std::size_t token, std::string name,
-               std::string message);
+  // `name` and `message` must outlive the scan's result: static text, or kept by keep() or
+  // format(). An empty message is built from the finding when shown (Finding::message).
+  Finding& add(Rule rule, Category category, std::size_t token, std::string_view name,
+               std::string_view message = {});
+  std::string_view keep(std::string_view text) { return out_.strings->store(text); }
+  template <typename... Args>
+  std::string_view format(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::memory_buffer buffer;
+    fmt::format_to(std::back_inserter(buffer), format, std::forward<Args>(args)...);
+    return keep({buffer.data(), buffer.size()});
+  }
 
   std::size_t directive(std::size_t hash);
   void define(std::size_t begin, std::size_t end);

@@ -32,13 +32,53 @@ TEST(Scanner, ClassifiesApiUses) {
   EXPECT_EQ(malloc.replacement, "hipMalloc");
   EXPECT_EQ(malloc.library, "CUDA Runtime");
   EXPECT_EQ(scan.findings[1].status, ApiStatus::deprecated);
-  EXPECT_NE(scan.findings[1].message.find("deprecated in CUDA 10.0"), std::string::npos);
+  EXPECT_NE(scan.findings[1].message().find("deprecated in CUDA 10.0"), std::string::npos);
   EXPECT_EQ(scan.findings[2].status, ApiStatus::removed);
   EXPECT_EQ(scan.findings[2].category, Category::convertible);
-  EXPECT_NE(scan.findings[2].message.find("hipBindTexture is deprecated in HIP"),
+  EXPECT_NE(scan.findings[2].message().find("hipBindTexture is deprecated in HIP"),
             std::string::npos);
   EXPECT_EQ(scan.findings[3].category, Category::unsupported);
   EXPECT_EQ(scan.findings[3].library, "CUDA Driver");
+}
+
+// Names and messages are views into the scan's arena or the tables, built when shown: a copy
+// of the FileScan keeps them valid after the original and the source text are gone.
+TEST(Scanner, FindingsStayValidInACopyAfterTheSourceIsGone) {
+  FileScan copy;
+  {
+    std::string source =
+        "#include <cuda_runtime.h>\nmy_kernel<<<1, 32>>>(p);\ncudaMalloc(&p, n);\n"
+        "int lane = threadIdx.x & 31;\n";
+    FileScan scan = scan_source("a.cu", source);
+    copy = scan;
+    source.assign(source.size(), 'x');  // a view into the source would now read x's
+  }
+  ASSERT_EQ(copy.findings.size(), 4u);
+  EXPECT_EQ(copy.findings[0].name, "cuda_runtime.h");
+  EXPECT_EQ(copy.findings[0].message(),
+            "CUDA header <cuda_runtime.h>: include <hip/hip_runtime.h>");
+  EXPECT_EQ(copy.findings[1].name, "my_kernel");
+  EXPECT_EQ(copy.findings[1].message(),
+            "kernel launch my_kernel<<<...>>>: hipcc accepts it; hipify writes "
+            "hipLaunchKernelGGL(my_kernel, ...)");
+  EXPECT_EQ(copy.findings[2].message(), "cudaMalloc (CUDA Runtime) -> hipMalloc");
+  EXPECT_EQ(copy.findings[3].name, "31");
+  EXPECT_EQ(copy.findings[3].message(),
+            "lane index computed with & 31 assumes 32-lane warps (use warpSize)");
+}
+
+TEST(TextArena, KeepsEarlierTextWhenItGrows) {
+  TextArena arena;
+  std::string_view first = arena.store("first");
+  std::string big(100000, 'b');  // larger than a block
+  std::string_view second = arena.store(big);
+  std::vector<std::string_view> many;
+  for (int i = 0; i < 5000; ++i) many.push_back(arena.store(fmt::format("name{}", i)));
+  EXPECT_EQ(first, "first");
+  EXPECT_EQ(second, big);
+  EXPECT_EQ(many[0], "name0");
+  EXPECT_EQ(many[4999], "name4999");
+  EXPECT_TRUE(arena.store("").empty());
 }
 
 TEST(Scanner, WordBoundariesMembersAndOtherNamespaces) {
@@ -142,7 +182,7 @@ TEST(Scanner, MacrosAcrossFilesAreReportedWhereTheyExpand) {
   EXPECT_EQ(report.files[0].path, "a.h");
   EXPECT_EQ(brief(report.files[0]), (Strings{"1:16 cuda-api cudaDeviceSynchronize"}));
   EXPECT_EQ(brief(report.files[1]), (Strings{"1:12 cuda-macro SYNC"}));
-  EXPECT_NE(report.files[1].findings[0].message.find("defined at a.h:1"), std::string::npos);
+  EXPECT_NE(report.files[1].findings[0].message().find("defined at a.h:1"), std::string::npos);
   // c.cu defines its own SYNC without CUDA: a.h's does not apply there.
   EXPECT_TRUE(report.files[2].findings.empty());
 }
@@ -183,7 +223,7 @@ TEST(Scanner, NamedConstantsCarryTheirValueToTheUse) {
                               "#define MASK 0xffffffff\nconstexpr unsigned BITS = 32;\n"
                               "unsigned b = __ballot_sync(MASK, p);\n");
   EXPECT_EQ(brief(scan), (Strings{"3:28 warp-mask-32bit MASK"}));
-  EXPECT_NE(scan.findings[0].message.find("MASK (= 0xffffffff)"), std::string::npos);
+  EXPECT_NE(scan.findings[0].message().find("MASK (= 0xffffffff)"), std::string::npos);
 }
 
 TEST(Scanner, ActivemaskSyncwarpAndCooperativeGroups) {

@@ -104,8 +104,8 @@ void Scanner::number(std::size_t i) {
       is_warp_name(text(i - 2)) &&
       (is_punct(i + 1, ";") || is_punct(i + 1, ",") || is_punct(i + 1, "}") ||
        is_punct(i + 1, ")") || is_punct(i + 1, ">"))) {
-    add(Rule::warp_size_constant, Category::hazard, i, std::string(text(i - 2)),
-        fmt::format("{} is set to 32: AMD wavefronts have 64 lanes (use warpSize)", text(i - 2)));
+    add(Rule::warp_size_constant, Category::hazard, i, keep(text(i - 2)),
+        format("{} is set to 32: AMD wavefronts have 64 lanes (use warpSize)", text(i - 2)));
     reported_literals_.push_back(static_cast<std::uint32_t>(i));
     return;
   }
@@ -137,33 +137,39 @@ void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op)
       reported_literals_.end())
     return;
   reported_literals_.push_back(c.token);
-  std::string literal = c.constant.empty()         ? std::string(text(c.token))
-                        : c.value == 0xffffffffull ? fmt::format("{} (= 0xffffffff)", c.constant)
-                                                   : fmt::format("{} (= {})", c.constant, c.value);
-  std::string message;
+  // The message depends on the statement (the operation next to the literal), so it is built
+  // now, into the file's arena: no allocation of its own.
+  fmt::memory_buffer buffer;
+  if (c.constant.empty())
+    fmt::format_to(std::back_inserter(buffer), "{}", text(c.token));
+  else if (c.value == 0xffffffffull)
+    fmt::format_to(std::back_inserter(buffer), "{} (= 0xffffffff)", c.constant);
+  else
+    fmt::format_to(std::back_inserter(buffer), "{} (= {})", c.constant, c.value);
+  std::string_view literal(buffer.data(), buffer.size());
+  std::string_view message;
   switch (rule) {
     case Rule::warp_mask_32bit:
-      message = fmt::format("32-bit lane mask {} with {}: lane masks are 64-bit on AMD wavefronts",
-                            literal, op);
+      message = format("32-bit lane mask {} with {}: lane masks are 64-bit on AMD wavefronts",
+                       literal, op);
       break;
     case Rule::lane_id_32:
-      message = fmt::format("lane index computed with {} {} assumes 32-lane warps (use warpSize)",
-                            c.kind == Candidate::lane_and ? "&" : "%", literal);
+      message = format("lane index computed with {} {} assumes 32-lane warps (use warpSize)",
+                       c.kind == Candidate::lane_and ? "&" : "%", literal);
       break;
     case Rule::warp_id_32:
-      message = fmt::format("warp index computed with {} {} assumes 32-lane warps (use warpSize)",
-                            c.kind == Candidate::warp_shift ? ">>" : "/", literal);
+      message = format("warp index computed with {} {} assumes 32-lane warps (use warpSize)",
+                       c.kind == Candidate::warp_shift ? ">>" : "/", literal);
       break;
     default:
-      message = fmt::format(
+      message = format(
           "{} next to {} assumes 32-lane warps; AMD wavefronts have 64 lanes "
           "(use warpSize)",
           literal, op);
       break;
   }
-  add(rule, Category::hazard, c.token,
-      c.constant.empty() ? std::string(text(c.token)) : std::string(c.constant),
-      std::move(message));
+  add(rule, Category::hazard, c.token, keep(c.constant.empty() ? text(c.token) : c.constant),
+      message);
 }
 
 std::string_view Scanner::nearest_warp_op(std::uint32_t at) const {
@@ -246,7 +252,7 @@ void Scanner::close_block() {
   if (!warp_.blocks.empty()) {
     Block block = std::move(warp_.blocks.back());
     warp_.blocks.pop_back();
-    if (block.is_loop && block.warp_op >= 0) {
+    if (block.is_loop && block.warp_op >= 0 && !block.header.empty()) {
       std::string op = fmt::format("{} in the loop", text(static_cast<std::size_t>(block.warp_op)));
       for (const Candidate& c : block.header) emit_candidate(c, Rule::warp_size_literal, op);
     }

@@ -170,7 +170,8 @@ std::optional<int> quote_plain_value(std::string& text, int line) {
   if (value == std::string_view::npos) return std::nullopt;
   std::string_view raw = content.substr(value);
   while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\r')) raw.remove_suffix(1);
-  if (raw.empty() || std::string_view("'\"|>{[&*!%@`").find(raw.front()) != std::string_view::npos ||
+  if (raw.empty() ||
+      std::string_view("'\"|>{[&*!%@`").find(raw.front()) != std::string_view::npos ||
       raw.find(" #") != std::string_view::npos || raw.find(": ") == std::string_view::npos)
     return std::nullopt;
   std::string quoted = "'";
@@ -195,8 +196,7 @@ LoadResult load_workflow_text(std::string_view yaml, const std::filesystem::path
       auto column = quote_plain_value(text, e.mark.line);
       if (!column) break;
       repairs.push_back(Diagnostic{
-          Severity::warning,
-          SourceLocation{display_path.string(), e.mark.line + 1, *column + 1},
+          Severity::warning, SourceLocation{display_path.string(), e.mark.line + 1, *column + 1},
           "an unquoted value cannot contain ': ' in YAML; kiln reads the rest of the line as "
           "one string (quote it to make the file valid YAML)"});
     }

@@ -229,8 +229,9 @@ TEST(LoaderReference, CudaPipelineLoadsWithAWarningForItsUnquotedValue) {
   const Workflow& wf = *result.workflow;
   EXPECT_EQ(wf.on.size(), 3u);
   ASSERT_EQ(wf.jobs.size(), 2u);
-  EXPECT_EQ(wf.jobs[0].steps[5].run->value,
-            R"(echo "job environment kept; attach with: kiln exec ${{ github.run_id }} ${{ github.job }}")");
+  EXPECT_EQ(
+      wf.jobs[0].steps[5].run->value,
+      R"(echo "job environment kept; attach with: kiln exec ${{ github.run_id }} ${{ github.job }}")");
   EXPECT_EQ(wf.jobs[0].container->options->value, "--gpus all --shm-size=2gb");
   EXPECT_EQ(wf.jobs[0].steps[4].if_condition->value, "always()");
   EXPECT_EQ(wf.jobs[1].needs[0].value, "gpu_test");

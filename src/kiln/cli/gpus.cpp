@@ -1,0 +1,132 @@
+// kiln gpus [--json] [--simulate-gpus SPEC.json] [--sysfs-root DIR]
+// The GPUs of this host (or of a simulated inventory) and how they are connected (docs/gpus.md).
+// Exit codes: 0 (also when there are no GPUs), 2 for a bad spec, 1 when a driver does not answer
+// in time, 3 when it fails otherwise.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/cli/app.h"
+#include "kiln/cli/common.h"
+#include "kiln/gpu/discover.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct GpusArgs {
+  bool json = false;
+  std::string simulate;
+  std::string sysfs_root;
+  int deadline_ms = 10000;
+};
+
+// A link as nvidia-smi topo -m writes it: NV<width>, XGMI, PIX (one PCIe switch), PHB (a host
+// bridge), NODE (within a NUMA node), SYS (across NUMA nodes).
+std::string link_cell(const gpu::Inventory& inventory, int a, int b) {
+  if (a == b) return "X";
+  auto kind = inventory.connection(a, b);
+  switch (kind) {
+    case gpu::LinkKind::nvlink: {
+      const auto* link = inventory.find_link(a, b);
+      return link && link->width > 0 ? fmt::format("NV{}", link->width) : "NV";
+    }
+    case gpu::LinkKind::xgmi:
+      return "XGMI";
+    case gpu::LinkKind::pcie_switch:
+      return "PIX";
+    case gpu::LinkKind::pcie_host:
+      return "PHB";
+    case gpu::LinkKind::numa:
+      return "NODE";
+    case gpu::LinkKind::sys:
+      return "SYS";
+  }
+  return "SYS";
+}
+
+void print_table(const gpu::Inventory& inventory) {
+  if (inventory.gpus.empty()) {
+    fmt::print("no GPUs found\n");
+    return;
+  }
+  if (inventory.provider == "simulated")
+    fmt::print("provider: simulated (a simulated inventory, not this host's GPUs)\n\n");
+  else
+    fmt::print("provider: {}\n\n", inventory.provider);
+  std::vector<std::vector<std::string>> rows = {
+      {"GPU", "VENDOR", "MODEL", "ARCH", "MEMORY USED/TOTAL", "PCI BUS", "NUMA", "UUID"}};
+  for (const auto& g : inventory.gpus) {
+    rows.push_back({std::to_string(g.index), g.vendor, g.model, g.arch.empty() ? "-" : g.arch,
+                    fmt::format("{} / {} MiB", g.memory_used_mib, g.memory_total_mib),
+                    g.pci_bus_id.empty() ? "-" : g.pci_bus_id,
+                    g.numa_node < 0 ? "-" : std::to_string(g.numa_node),
+                    g.uuid.empty() ? "-" : g.uuid});
+  }
+  std::vector<std::size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    fmt::print("{}\n", line);
+  }
+  if (inventory.gpus.size() < 2) return;
+  fmt::print("\nlinks:\n");
+  std::size_t n = inventory.gpus.size();
+  std::string header = fmt::format("{:<6}", "");
+  for (std::size_t b = 0; b < n; ++b) header += fmt::format("{:<6}", fmt::format("GPU{}", b));
+  while (!header.empty() && header.back() == ' ') header.pop_back();
+  fmt::print("{}\n", header);
+  for (std::size_t a = 0; a < n; ++a) {
+    std::string line = fmt::format("{:<6}", fmt::format("GPU{}", a));
+    for (std::size_t b = 0; b < n; ++b)
+      line += fmt::format("{:<6}", link_cell(inventory, static_cast<int>(a), static_cast<int>(b)));
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    fmt::print("{}\n", line);
+  }
+  fmt::print(
+      "\nNV#: NVLink (# links)  XGMI: AMD Infinity Fabric  PIX: one PCIe switch  "
+      "PHB: a PCIe host bridge  NODE: within a NUMA node  SYS: across NUMA nodes\n");
+}
+
+int run_gpus(const GpusArgs& args) {
+  gpu::DiscoverOptions options;
+  if (!args.simulate.empty()) options.simulate = args.simulate;
+  if (!args.sysfs_root.empty()) options.sysfs_root = args.sysfs_root;
+  options.deadline = std::chrono::milliseconds(args.deadline_ms);
+  auto inventory = gpu::discover_inventory(options);
+  if (!inventory) return report_error(inventory.error());
+  if (args.json) {
+    fmt::print("{}\n", gpu::inventory_to_json(*inventory).dump(2));
+  } else {
+    print_table(*inventory);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_gpus_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<GpusArgs>();
+  auto* cmd = app.add_subcommand("gpus", "list this host's GPUs and how they are connected");
+  cmd->add_flag("--json", args->json, "print the inventory as JSON (docs/gpus.md)");
+  cmd->add_option("--simulate-gpus", args->simulate,
+                  "read a simulated inventory from this JSON file instead of the host");
+  cmd->add_option("--sysfs-root", args->sysfs_root,
+                  "read the amdgpu sysfs tree under this directory instead of NVML or /sys");
+  cmd->add_option("--deadline-ms", args->deadline_ms,
+                  "give up on a driver that does not answer within this many milliseconds")
+      ->check(CLI::Range(1, 600000))
+      ->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = run_gpus(*args); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,237 @@
+#include "kiln/gpu/nvml_provider.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "kiln/gpu/deadline.h"
+#include "kiln/gpu/nvml_abi.h"
+
+namespace kiln::gpu {
+
+struct NvmlApi {
+  std::string library;
+  nvml::InitFn init = nullptr;
+  nvml::ShutdownFn shutdown = nullptr;
+  nvml::ErrorStringFn error_string = nullptr;
+  nvml::GetCountFn get_count = nullptr;
+  nvml::GetHandleByIndexFn get_handle = nullptr;
+  nvml::GetStringFn get_name = nullptr;
+  nvml::GetStringFn get_uuid = nullptr;
+  nvml::GetMemoryInfoFn get_memory = nullptr;
+  nvml::GetPciInfoFn get_pci = nullptr;
+  nvml::GetComputeCapabilityFn get_compute_capability = nullptr;
+  nvml::SystemGetDriverVersionFn get_driver_version = nullptr;
+  // Optional: older drivers or GPUs without them still give an inventory.
+  nvml::GetMinorNumberFn get_minor = nullptr;
+  nvml::GetTopologyCommonAncestorFn get_common_ancestor = nullptr;
+  nvml::GetP2PStatusFn get_p2p_status = nullptr;
+  nvml::GetNvLinkStateFn get_nvlink_state = nullptr;
+  nvml::GetNvLinkRemotePciInfoFn get_nvlink_remote_pci = nullptr;
+
+  std::string describe(nvml::Return code) const {
+    const char* text = error_string ? error_string(code) : nullptr;
+    return fmt::format("{} (NVML error {})", text ? text : "unknown error", code);
+  }
+};
+
+namespace {
+
+template <class Fn>
+void resolve(void* handle, const char* name, Fn& target) {
+  target = reinterpret_cast<Fn>(dlsym(handle, name));
+}
+
+std::string buffer_string(const char* buffer, std::size_t size) {
+  return std::string(buffer, strnlen(buffer, size));
+}
+
+int read_numa_node(const std::filesystem::path& sysfs_root, const nvml::PciInfo& pci) {
+  // sysfs names PCI devices with a 4-digit domain and lowercase hex; a GPU is function 0.
+  auto name = fmt::format("{:04x}:{:02x}:{:02x}.0", pci.domain, pci.bus, pci.device);
+  std::ifstream in(sysfs_root / "sys/bus/pci/devices" / name / "numa_node");
+  int node = -1;
+  if (!(in >> node) || node < -1) return -1;
+  return node;
+}
+
+LinkKind kind_of_ancestor(int level) {
+  if (level <= nvml::k_topology_multiple) return LinkKind::pcie_switch;
+  if (level <= nvml::k_topology_hostbridge) return LinkKind::pcie_host;
+  if (level <= nvml::k_topology_node) return LinkKind::numa;
+  return LinkKind::sys;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const NvmlApi>> load_nvml(const std::string& library) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const NvmlApi>> loaded;
+  std::lock_guard lock(mutex);
+  if (auto it = loaded.find(library); it != loaded.end()) return it->second;
+
+  dlerror();
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    return fail(ErrorCode::unsupported, "NVML is not available: {}",
+                why ? why : library + ": cannot be loaded");
+  }
+  auto api = std::make_shared<NvmlApi>();
+  api->library = library;
+  resolve(handle, "nvmlInit_v2", api->init);
+  resolve(handle, "nvmlShutdown", api->shutdown);
+  resolve(handle, "nvmlErrorString", api->error_string);
+  resolve(handle, "nvmlDeviceGetCount_v2", api->get_count);
+  resolve(handle, "nvmlDeviceGetHandleByIndex_v2", api->get_handle);
+  resolve(handle, "nvmlDeviceGetName", api->get_name);
+  resolve(handle, "nvmlDeviceGetUUID", api->get_uuid);
+  resolve(handle, "nvmlDeviceGetMemoryInfo", api->get_memory);
+  resolve(handle, "nvmlDeviceGetPciInfo_v3", api->get_pci);
+  if (!api->get_pci) resolve(handle, "nvmlDeviceGetPciInfo_v2", api->get_pci);  // same layout
+  resolve(handle, "nvmlDeviceGetCudaComputeCapability", api->get_compute_capability);
+  resolve(handle, "nvmlSystemGetDriverVersion", api->get_driver_version);
+  resolve(handle, "nvmlDeviceGetMinorNumber", api->get_minor);
+  resolve(handle, "nvmlDeviceGetTopologyCommonAncestor", api->get_common_ancestor);
+  resolve(handle, "nvmlDeviceGetP2PStatus", api->get_p2p_status);
+  resolve(handle, "nvmlDeviceGetNvLinkState", api->get_nvlink_state);
+  resolve(handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api->get_nvlink_remote_pci);
+
+  std::pair<const char*, bool> required[] = {
+      {"nvmlInit_v2", api->init != nullptr},
+      {"nvmlShutdown", api->shutdown != nullptr},
+      {"nvmlErrorString", api->error_string != nullptr},
+      {"nvmlDeviceGetCount_v2", api->get_count != nullptr},
+      {"nvmlDeviceGetHandleByIndex_v2", api->get_handle != nullptr},
+      {"nvmlDeviceGetName", api->get_name != nullptr},
+      {"nvmlDeviceGetUUID", api->get_uuid != nullptr},
+      {"nvmlDeviceGetMemoryInfo", api->get_memory != nullptr},
+      {"nvmlDeviceGetPciInfo_v3", api->get_pci != nullptr},
+      {"nvmlDeviceGetCudaComputeCapability", api->get_compute_capability != nullptr},
+      {"nvmlSystemGetDriverVersion", api->get_driver_version != nullptr},
+  };
+  for (auto [symbol, found] : required) {
+    if (!found) {
+      dlclose(handle);
+      return fail(ErrorCode::unsupported, "NVML is not available: {} has no symbol {}", library,
+                  symbol);
+    }
+  }
+  // Never dlclose'd from here on: a query thread abandoned at its deadline may still run in it.
+  loaded[library] = api;
+  return std::shared_ptr<const NvmlApi>(api);
+}
+
+Result<Inventory> read_nvml(const NvmlApi& api, const std::filesystem::path& sysfs_root) {
+  if (auto rc = api.init(); rc != nvml::k_success)
+    return fail(ErrorCode::unsupported, "NVML cannot start: {}", api.describe(rc));
+  // Shut down on every path out (NVML counts inits and shutdowns).
+  struct Shutdown {
+    const NvmlApi& api;
+    ~Shutdown() { api.shutdown(); }
+  } shutdown{api};
+
+  auto check = [&](nvml::Return rc, std::string_view what) -> Status {
+    if (rc == nvml::k_success) return {};
+    return fail(ErrorCode::io_error, "NVML: {}: {}", what, api.describe(rc));
+  };
+
+  Inventory inventory;
+  inventory.provider = "nvml";
+  char version[nvml::k_version_buffer] = {};
+  KILN_TRY_VOID(check(api.get_driver_version(version, sizeof version), "driver version"));
+  unsigned count = 0;
+  KILN_TRY_VOID(check(api.get_count(&count), "device count"));
+
+  std::vector<nvml::Device> devices(count);
+  std::vector<nvml::PciInfo> pcis(count);
+  for (unsigned i = 0; i < count; ++i) {
+    auto where = fmt::format("GPU {}", i);
+    KILN_TRY_VOID(check(api.get_handle(i, &devices[i]), where + ": handle"));
+    nvml::Device device = devices[i];
+    GpuInfo gpu;
+    gpu.index = static_cast<int>(i);
+    gpu.vendor = "nvidia";
+    gpu.driver_version = buffer_string(version, sizeof version);
+    char name[nvml::k_name_buffer] = {};
+    KILN_TRY_VOID(check(api.get_name(device, name, sizeof name), where + ": name"));
+    gpu.model = buffer_string(name, sizeof name);
+    char uuid[nvml::k_uuid_buffer] = {};
+    KILN_TRY_VOID(check(api.get_uuid(device, uuid, sizeof uuid), where + ": UUID"));
+    gpu.uuid = buffer_string(uuid, sizeof uuid);
+    nvml::Memory memory{};
+    KILN_TRY_VOID(check(api.get_memory(device, &memory), where + ": memory"));
+    gpu.memory_total_mib = memory.total / (1024 * 1024);
+    gpu.memory_used_mib = memory.used / (1024 * 1024);
+    nvml::PciInfo& pci = pcis[i];
+    std::memset(&pci, 0, sizeof pci);
+    KILN_TRY_VOID(check(api.get_pci(device, &pci), where + ": PCI info"));
+    gpu.pci_bus_id = buffer_string(pci.bus_id, sizeof pci.bus_id);
+    gpu.numa_node = read_numa_node(sysfs_root, pci);
+    int major = 0, minor = 0;
+    KILN_TRY_VOID(
+        check(api.get_compute_capability(device, &major, &minor), where + ": compute capability"));
+    gpu.arch = fmt::format("sm_{}{}", major, minor);
+    unsigned device_minor = 0;
+    if (api.get_minor && api.get_minor(device, &device_minor) == nvml::k_success)
+      gpu.device_nodes.push_back(fmt::format("/dev/nvidia{}", device_minor));
+    inventory.gpus.push_back(std::move(gpu));
+  }
+
+  // NVLinks per GPU: how many are active, and how many reach each peer directly.
+  std::vector<int> active_links(count, 0);
+  std::vector<std::map<unsigned, int>> links_to(count);
+  if (api.get_nvlink_state) {
+    for (unsigned i = 0; i < count; ++i) {
+      for (unsigned link = 0; link < nvml::k_max_nvlinks; ++link) {
+        int state = 0;
+        if (api.get_nvlink_state(devices[i], link, &state) != nvml::k_success) continue;
+        if (state != nvml::k_feature_enabled) continue;
+        ++active_links[i];
+        nvml::PciInfo remote{};
+        if (!api.get_nvlink_remote_pci ||
+            api.get_nvlink_remote_pci(devices[i], link, &remote) != nvml::k_success)
+          continue;
+        auto remote_bus = buffer_string(remote.bus_id, sizeof remote.bus_id);
+        for (unsigned j = 0; j < count; ++j)
+          if (j != i && remote_bus == inventory.gpus[j].pci_bus_id) ++links_to[i][j];
+      }
+    }
+  }
+  for (unsigned a = 0; a < count; ++a) {
+    for (unsigned b = a + 1; b < count; ++b) {
+      GpuLink link{static_cast<int>(a), static_cast<int>(b), LinkKind::sys, 0};
+      int p2p = -1;
+      bool nvlink = api.get_p2p_status &&
+                    api.get_p2p_status(devices[a], devices[b], nvml::k_p2p_caps_index_nvlink,
+                                       &p2p) == nvml::k_success &&
+                    p2p == nvml::k_p2p_status_ok;
+      int direct = links_to[a].contains(b) ? links_to[a][b] : 0;
+      if (nvlink || direct > 0) {
+        link.kind = LinkKind::nvlink;
+        link.width = direct > 0 ? direct : active_links[a];  // behind NVSwitch: all its links
+      } else if (int level = 0;
+                 api.get_common_ancestor &&
+                 api.get_common_ancestor(devices[a], devices[b], &level) == nvml::k_success) {
+        link.kind = kind_of_ancestor(level);
+      } else {
+        continue;  // unknown: Inventory::connection falls back to NUMA nodes
+      }
+      inventory.links.push_back(link);
+    }
+  }
+  return inventory;
+}
+
+Result<Inventory> NvmlProvider::inventory(std::chrono::milliseconds deadline) {
+  // dlopen runs the library's constructors only; it does not talk to the driver, so it is done
+  // here, and only the queries run under the deadline.
+  KILN_TRY(auto api, load_nvml(library_));
+  return call_with_deadline<Inventory>([api, root = sysfs_root_] { return read_nvml(*api, root); },
+                                       deadline, "NVML");
+}
+
+}  // namespace kiln::gpu

@@ -1,0 +1,228 @@
+#include "kiln/gpu/simulated_provider.h"
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "kiln/gpu/deadline.h"
+
+namespace kiln::gpu {
+
+namespace {
+
+using nlohmann::json;
+
+// Errors of one spec file: "FILE: error: PATH: MESSAGE".
+class SpecErrors {
+ public:
+  explicit SpecErrors(const std::string& file) : file_(file) {}
+
+  template <class... Args>
+  std::unexpected<Error> at(const std::string& path, fmt::format_string<Args...> format,
+                            Args&&... args) const {
+    auto message = fmt::format(format, std::forward<Args>(args)...);
+    if (!path.empty()) message = fmt::format("{}: {}", path, message);
+    return make_error(ErrorCode::invalid_input, std::move(message), SourceLocation{file_, 0, 0});
+  }
+
+ private:
+  std::string file_;
+};
+
+std::string_view type_name(const json& value) {
+  if (value.is_number_integer()) return "an integer";
+  if (value.is_number()) return "a number";
+  if (value.is_string()) return "a string";
+  if (value.is_boolean()) return "a boolean";
+  if (value.is_null()) return "null";
+  if (value.is_array()) return "an array";
+  return "an object";
+}
+
+Status check_keys(const json& object, const std::set<std::string>& allowed, const std::string& path,
+                  const SpecErrors& errors) {
+  for (const auto& [key, value] : object.items()) {
+    if (!allowed.contains(key))
+      return errors.at(path.empty() ? key : path + "." + key, "unknown key");
+  }
+  return {};
+}
+
+Result<std::string> get_string(const json& object, const std::string& key, const std::string& path,
+                               const SpecErrors& errors, bool required) {
+  auto it = object.find(key);
+  if (it == object.end()) {
+    if (required) return errors.at(path, "missing key '{}'", key);
+    return std::string{};
+  }
+  if (!it->is_string())
+    return errors.at(path + "." + key, "expected a string, got {}", type_name(*it));
+  auto text = it->get<std::string>();
+  if (required && text.empty()) return errors.at(path + "." + key, "must not be empty");
+  return text;
+}
+
+// An integer in [min, max]; `fallback` when absent and not required.
+Result<std::int64_t> get_integer(const json& object, const std::string& key,
+                                 const std::string& path, const SpecErrors& errors, bool required,
+                                 std::int64_t fallback, std::int64_t min, std::int64_t max) {
+  auto it = object.find(key);
+  if (it == object.end()) {
+    if (required) return errors.at(path, "missing key '{}'", key);
+    return fallback;
+  }
+  if (!it->is_number_integer())
+    return errors.at(path + "." + key, "expected an integer, got {}", type_name(*it));
+  std::int64_t value = it->is_number_unsigned()
+                           ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                 it->get<std::uint64_t>(), static_cast<std::uint64_t>(INT64_MAX)))
+                           : it->get<std::int64_t>();
+  if (value < min || value > max)
+    return errors.at(path + "." + key, "{} is out of range [{}, {}]", value, min, max);
+  return value;
+}
+
+Status check_arch(const std::string& vendor, const std::string& arch, const std::string& path,
+                  const SpecErrors& errors) {
+  static const std::regex k_sm(R"(sm_[0-9]{2,3}[a-z]?)");
+  static const std::regex k_gfx(R"(gfx[0-9]{1,2}[0-9a-f]{2})");
+  if (arch.empty()) return {};
+  if (vendor == "nvidia" && !std::regex_match(arch, k_sm))
+    return errors.at(path, "'{}' is not an NVIDIA architecture (sm_NN, e.g. sm_90)", arch);
+  if (vendor == "amd" && !std::regex_match(arch, k_gfx))
+    return errors.at(path, "'{}' is not an AMD gfx target (e.g. gfx942)", arch);
+  return {};
+}
+
+Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors) {
+  std::string path = fmt::format("gpus[{}]", index);
+  if (!entry.is_object()) return errors.at(path, "expected an object, got {}", type_name(entry));
+  KILN_TRY_VOID(check_keys(entry,
+                           {"vendor", "model", "memory_mib", "memory_used_mib", "arch", "uuid",
+                            "pci_bus_id", "numa_node"},
+                           path, errors));
+  GpuInfo gpu;
+  gpu.index = index;
+  KILN_TRY(gpu.vendor, get_string(entry, "vendor", path, errors, true));
+  if (gpu.vendor != "nvidia" && gpu.vendor != "amd")
+    return errors.at(path + ".vendor", "'{}' is not a vendor (nvidia or amd)", gpu.vendor);
+  KILN_TRY(gpu.model, get_string(entry, "model", path, errors, true));
+  KILN_TRY(auto total,
+           get_integer(entry, "memory_mib", path, errors, true, 0, 1, std::int64_t{1} << 40));
+  gpu.memory_total_mib = static_cast<std::uint64_t>(total);
+  KILN_TRY(auto used, get_integer(entry, "memory_used_mib", path, errors, false, 0, 0, total));
+  gpu.memory_used_mib = static_cast<std::uint64_t>(used);
+  KILN_TRY(gpu.arch, get_string(entry, "arch", path, errors, false));
+  KILN_TRY_VOID(check_arch(gpu.vendor, gpu.arch, path + ".arch", errors));
+  KILN_TRY(gpu.uuid, get_string(entry, "uuid", path, errors, false));
+  if (gpu.uuid.empty()) gpu.uuid = simulated_uuid(index);
+  KILN_TRY(gpu.pci_bus_id, get_string(entry, "pci_bus_id", path, errors, false));
+  static const std::regex k_bus_id(R"([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])");
+  if (!gpu.pci_bus_id.empty() && !std::regex_match(gpu.pci_bus_id, k_bus_id))
+    return errors.at(path + ".pci_bus_id", "'{}' is not a PCI bus id (DDDD:BB:DD.F)",
+                     gpu.pci_bus_id);
+  KILN_TRY(auto numa, get_integer(entry, "numa_node", path, errors, false, -1, -1, 4095));
+  gpu.numa_node = static_cast<int>(numa);
+  gpu.driver_version = "simulated";
+  return gpu;
+}
+
+Result<GpuLink> parse_link(const json& entry, int index, int gpu_count, const SpecErrors& errors) {
+  std::string path = fmt::format("links[{}]", index);
+  if (!entry.is_object()) return errors.at(path, "expected an object, got {}", type_name(entry));
+  KILN_TRY_VOID(check_keys(entry, {"a", "b", "kind", "width"}, path, errors));
+  GpuLink link;
+  for (auto [key, target] : {std::pair{"a", &link.a}, std::pair{"b", &link.b}}) {
+    KILN_TRY(auto value, get_integer(entry, key, path, errors, true, 0, INT32_MIN, INT32_MAX));
+    if (value < 0 || value >= gpu_count)
+      return errors.at(fmt::format("{}.{}", path, key), "GPU index {} does not exist ({} GPUs)",
+                       value, gpu_count);
+    *target = static_cast<int>(value);
+  }
+  if (link.a == link.b) return errors.at(path, "a link from GPU {} to itself", link.a);
+  KILN_TRY(auto kind_name, get_string(entry, "kind", path, errors, true));
+  auto kind = parse_link_kind(kind_name);
+  if (!kind)
+    return errors.at(path + ".kind",
+                     "'{}' is not a link kind (nvlink, xgmi, pcie-switch, pcie-host, numa, sys)",
+                     kind_name);
+  link.kind = *kind;
+  KILN_TRY(auto width, get_integer(entry, "width", path, errors, false, 0, 0, 1024));
+  link.width = static_cast<int>(width);
+  return link;
+}
+
+}  // namespace
+
+std::string simulated_uuid(int index) { return fmt::format("GPU-sim-{:012d}", index); }
+
+Result<Inventory> parse_simulated_inventory(std::string_view text, const std::string& file) {
+  SpecErrors errors(file);
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Turn the byte offset into a line and column for the usual FILE:LINE:COL form.
+    int line = 1, column = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string message = e.what();
+    if (auto colon = message.rfind(": "); colon != std::string::npos)
+      message = message.substr(colon + 2);
+    return make_error(ErrorCode::invalid_input, "not valid JSON: " + message,
+                      SourceLocation{file, line, column});
+  }
+  if (!document.is_object())
+    return errors.at("", "expected a JSON object, got {}", type_name(document));
+  KILN_TRY_VOID(check_keys(document, {"gpus", "links"}, "", errors));
+  Inventory inventory;
+  inventory.provider = "simulated";
+  auto gpus = document.find("gpus");
+  if (gpus == document.end()) return errors.at("", "missing key 'gpus'");
+  if (!gpus->is_array()) return errors.at("gpus", "expected an array, got {}", type_name(*gpus));
+  std::set<std::string> uuids;
+  for (std::size_t i = 0; i < gpus->size(); ++i) {
+    KILN_TRY(auto gpu, parse_gpu((*gpus)[i], static_cast<int>(i), errors));
+    if (!uuids.insert(gpu.uuid).second)
+      return errors.at(fmt::format("gpus[{}].uuid", i), "'{}' is used by an earlier GPU", gpu.uuid);
+    inventory.gpus.push_back(std::move(gpu));
+  }
+  if (auto links = document.find("links"); links != document.end()) {
+    if (!links->is_array())
+      return errors.at("links", "expected an array, got {}", type_name(*links));
+    std::set<std::pair<int, int>> pairs;
+    for (std::size_t i = 0; i < links->size(); ++i) {
+      KILN_TRY(auto link, parse_link((*links)[i], static_cast<int>(i),
+                                     static_cast<int>(inventory.gpus.size()), errors));
+      if (!pairs.insert(std::minmax(link.a, link.b)).second)
+        return errors.at(fmt::format("links[{}]", i), "GPUs {} and {} are already linked", link.a,
+                         link.b);
+      inventory.links.push_back(link);
+    }
+  }
+  return inventory;
+}
+
+Result<Inventory> load_simulated_inventory(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return make_error(ErrorCode::not_found, "cannot read the simulated GPU inventory",
+                      SourceLocation{path.string(), 0, 0});
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_simulated_inventory(text.str(), path.string());
+}
+
+Result<Inventory> SimulatedProvider::inventory(std::chrono::milliseconds deadline) {
+  return call_with_deadline<Inventory>([spec = spec_] { return load_simulated_inventory(spec); },
+                                       deadline, "the simulated GPU inventory");
+}
+
+}  // namespace kiln::gpu
