@@ -124,7 +124,10 @@ Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path) {
                                   "a git repository: git init, then commit)",
                                   path.string()));
   info.root = *root;
-  auto meta = git(info.root, {"log", "-1", "--format=%H%n%P%n%an%n%ae%n%D%n%s", "HEAD"});
+  // --name-only adds the files HEAD changed against its first parent (all of them for a root
+  // commit): the changed files of a push of HEAD, without another git process.
+  auto meta = git(info.root, {"log", "-1", "--no-renames", "--diff-merges=first-parent",
+                              "--name-only", "--format=%H%n%P%n%an%n%ae%n%D%n%s", "HEAD"});
   if (!meta)
     return make_error(ErrorCode::invalid_input,
                       fmt::format("{} has no commit yet (kiln runs the workflows of a commit: "
@@ -135,6 +138,8 @@ Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path) {
     std::istringstream in(*meta);
     for (std::string line; std::getline(in, line);) fields.push_back(line);
   }
+  for (size_t i = 6; i < fields.size(); ++i)
+    if (!fields[i].empty()) info.head_changed_files.push_back(fields[i]);
   fields.resize(6);
   info.head_sha = fields[0];
   info.parent_sha = fields[1].substr(0, fields[1].find(' '));
@@ -218,7 +223,12 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
           {"message", repo.subject},
           {"author", {{"name", repo.author_name}, {"email", repo.author_email}}}};
     if (event.ref.starts_with("refs/heads/") || event.ref.starts_with("refs/tags/")) {
-      KILN_TRY(event.changed_files, changed_files(repo, event.before, event.sha));
+      if (event.sha == repo.head_sha &&
+          (event.before == repo.parent_sha || (repo.parent_sha.empty() && event.before == k_zero_sha))) {
+        event.changed_files = repo.head_changed_files;
+      } else {
+        KILN_TRY(event.changed_files, changed_files(repo, event.before, event.sha));
+      }
       event.changed_files_known = true;
     }
   } else if (event.name == "pull_request" || event.name == "pull_request_target") {

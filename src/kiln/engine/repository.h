@@ -22,6 +22,7 @@ struct RepositoryInfo {
   std::string default_branch;  // origin's HEAD, else main or master where it exists, else the
                                // current branch
   std::string author_name, author_email, subject;
+  std::vector<std::string> head_changed_files;  // HEAD against its first parent (root: all)
 };
 
 Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path);

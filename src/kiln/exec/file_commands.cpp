@@ -157,6 +157,9 @@ std::string compose_path(const std::vector<std::string>& prepended, std::string_
 }
 
 Result<std::string> read_file_command(const std::filesystem::path& file) {
+  // Most steps write no file command: one stat instead of open, read and close.
+  std::error_code ec;
+  if (auto size = std::filesystem::file_size(file, ec); !ec && size == 0) return std::string();
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     if (!std::filesystem::exists(file)) return std::string();
