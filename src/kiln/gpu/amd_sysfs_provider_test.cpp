@@ -1,5 +1,7 @@
 #include "kiln/gpu/amd_sysfs_provider.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -77,7 +79,7 @@ TEST(AmdSysfs, CardsWithoutFruOrUniqueIdFallBack) {
 }
 
 TEST(AmdSysfs, NoCardsIsAnEmptyInventory) {
-  auto dir = fs::temp_directory_path() / "kiln-gpu-empty-sysfs";
+  auto dir = fs::temp_directory_path() / ("kiln-gpu-empty-sysfs-" + std::to_string(::getpid()));
   fs::create_directories(dir / "sys/class/drm");
   EXPECT_FALSE(amd_gpus_present(dir));
   auto inv = read_amd_sysfs(dir);
@@ -89,7 +91,7 @@ TEST(AmdSysfs, NoCardsIsAnEmptyInventory) {
 
 TEST(AmdSysfs, WithoutKfdTheRenderNodeComesFromTheCard) {
   // A copy of the MI250 tree without /sys/class/kfd (amdkfd not loaded).
-  auto dir = fs::temp_directory_path() / "kiln-gpu-no-kfd";
+  auto dir = fs::temp_directory_path() / ("kiln-gpu-no-kfd-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::copy(fixture("amd-mi250"), dir,
            fs::copy_options::recursive | fs::copy_options::copy_symlinks);

@@ -36,8 +36,10 @@ class FakeNvml : public ::testing::Test {
   void SetUp() override {
     unsetenv("FAKE_NVML_INIT_RC");
     unsetenv("FAKE_NVML_HANG_MS");
-    root_ = fs::temp_directory_path() / "kiln-gpu-nvml-sysfs";
-    fs::remove_all(root_);
+    // One directory per test process: ctest runs these tests in parallel.
+    std::string pattern = (fs::temp_directory_path() / "kiln-gpu-nvml-sysfs-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
     fs::create_directories(root_ / "sys/bus/pci/devices/0000:28:00.0");
     std::ofstream(root_ / "sys/bus/pci/devices/0000:28:00.0/numa_node") << "1\n";
   }
