@@ -111,10 +111,8 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   if (args.max_parallel < 0)
     return make_error(ErrorCode::invalid_input, "--max-parallel must be at least 1");
   options.max_parallel = args.max_parallel;
-  options.dry_run = args.dry_run;
   if (!args.store.empty()) options.store_path = args.store;
   options.keep_workspaces = args.keep_workspaces;
-  options.verbose = args.verbose;
   return options;
 }
 

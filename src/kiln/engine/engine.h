@@ -34,10 +34,8 @@ struct RunOptions {
   std::map<std::string, std::string> secrets;    // --secret, --secret-file, environment
   std::map<std::string, std::string> extra_env;  // --env-file
   int max_parallel = 0;                          // 0: the number of CPUs
-  bool dry_run = false;
   std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
   bool keep_workspaces = false;
-  bool verbose = false;
   // Every job's KILN_JOB_TOKEN is this prefix, '-', and the job's id, so that a watchdog can
   // find every process of this run (exec::start_orphan_reaper). Empty: one is made up.
   std::string job_token_prefix;
@@ -103,9 +101,9 @@ class RunObserver {
   virtual void warning(const std::string& text) = 0;
 };
 
-// Asks the engine to cancel everything running (Ctrl-C). Safe to call from any thread.
+// Asks the engine to cancel everything running (Ctrl-C). Safe to call from any thread and from
+// a signal handler.
 void request_cancel();
-bool cancel_requested();
 
 // Plans the runs that the options' event triggers, as JSON (for `kiln run --dry-run --json`;
 // the schema is in docs/cli.md), and the same plan as text for a person.

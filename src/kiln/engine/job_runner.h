@@ -28,8 +28,6 @@ struct JobSetup {
   std::int64_t run_number = 1;
   std::int64_t job_row = 0;  // the store row, created (queued) by the scheduler
   PlannedInstance instance;
-  bool fail_fast = true;
-  int max_parallel = 0;
   std::vector<std::string> labels;
   // The contexts every expression of the job sees from the start: inputs, vars, secrets,
   // needs, matrix, strategy (github, runner, env, job and steps are added per job).

@@ -511,8 +511,6 @@ class Scheduler {
     setup.run_number = wf.run.number;
     setup.job_row = instance.job_row;
     setup.instance = instance.planned;
-    setup.fail_fast = node.plan.fail_fast;
-    setup.max_parallel = node.plan.max_parallel;
     setup.labels = instance.labels;
     setup.contexts = wf.base_contexts;
     setup.contexts["needs"] = needs_context(wf, node);
@@ -694,7 +692,6 @@ class Scheduler {
 }  // namespace
 
 void request_cancel() { g_cancel_requested = true; }
-bool cancel_requested() { return g_cancel_requested; }
 
 int RunReport::exit_code() const {
   for (const auto& run : runs)
