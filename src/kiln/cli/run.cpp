@@ -24,6 +24,7 @@ struct RunArgs {
   int max_parallel = 0;
   bool dry_run = false, json = false, verbose = false, keep_workspaces = false;
   std::string store;
+  std::string simulate_gpus;
 };
 
 nlohmann::ordered_json to_json(const engine::RunReport& report) {
@@ -112,6 +113,7 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
     return make_error(ErrorCode::invalid_input, "--max-parallel must be at least 1");
   options.max_parallel = args.max_parallel;
   if (!args.store.empty()) options.store_path = args.store;
+  if (!args.simulate_gpus.empty()) options.simulate_gpus = args.simulate_gpus;
   options.keep_workspaces = args.keep_workspaces;
   return options;
 }
@@ -179,6 +181,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--secret-file", args->secret_files, "dotenv file of secrets");
   cmd->add_option("--env-file", args->env_files, "dotenv file of variables for every job");
   cmd->add_option("--max-parallel", args->max_parallel, "jobs at once (default: CPUs)");
+  cmd->add_option("--simulate-gpus", args->simulate_gpus,
+                  "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
   cmd->add_flag("--dry-run", args->dry_run, "print the plan, run nothing");
   cmd->add_flag("--json", args->json, "print the result (or plan) as JSON on stdout");
   cmd->add_option("--store", args->store, "database (default: <repo>/.kiln/kiln.db)");

@@ -31,10 +31,12 @@ struct RunOptions {
   std::map<std::string, std::string> inputs;        // --input K=V (workflow_dispatch)
   std::vector<std::string> job_filter;              // --job ID (and the jobs they need)
   std::vector<std::pair<std::string, std::string>> matrix_filter;  // --matrix K=V
-  std::map<std::string, std::string> secrets;    // --secret, --secret-file, environment
-  std::map<std::string, std::string> extra_env;  // --env-file
-  int max_parallel = 0;                          // 0: the number of CPUs
+  std::map<std::string, std::string> secrets;       // --secret, --secret-file, environment
+  std::map<std::string, std::string> extra_env;     // --env-file
+  int max_parallel = 0;                             // 0: the number of CPUs
   std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
+  // --simulate-gpus: the GPU inventory jobs are placed on, instead of this host's GPUs.
+  std::optional<std::filesystem::path> simulate_gpus;
   bool keep_workspaces = false;
   // Every job's KILN_JOB_TOKEN is this prefix, '-', and the job's id, so that a watchdog can
   // find every process of this run (exec::start_orphan_reaper). Empty: one is made up.

@@ -293,6 +293,7 @@ class JobRun {
       context_.contexts["env"][key] = value;
     }
     if (!path_additions_.empty()) env["PATH"] = exec::compose_path(path_additions_, env["PATH"]);
+    for (const auto& [key, value] : setup_.gpu_env) env[key] = value;
     return env;
   }
 

@@ -33,8 +33,11 @@ struct JobSetup {
   // needs, matrix, strategy (github, runner, env, job and steps are added per job).
   expr::Value contexts = expr::Value::object();
   std::vector<std::pair<std::string, std::string>> workflow_env;  // evaluated
-  std::filesystem::path kiln_dir;                                 // <repository>/.kiln
-  const exec::CancelToken* cancel = nullptr;                      // fail-fast, concurrency, Ctrl-C
+  // The granted GPUs as the job's processes see them (CUDA_VISIBLE_DEVICES, KILN_GPUS, ...):
+  // the last layer of every step's environment, so no workflow env can widen it.
+  std::map<std::string, std::string> gpu_env;
+  std::filesystem::path kiln_dir;             // <repository>/.kiln
+  const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
 };
 
 JobSummary run_job(const JobSetup& setup);

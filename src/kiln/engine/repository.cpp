@@ -223,8 +223,8 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
           {"message", repo.subject},
           {"author", {{"name", repo.author_name}, {"email", repo.author_email}}}};
     if (event.ref.starts_with("refs/heads/") || event.ref.starts_with("refs/tags/")) {
-      if (event.sha == repo.head_sha &&
-          (event.before == repo.parent_sha || (repo.parent_sha.empty() && event.before == k_zero_sha))) {
+      if (event.sha == repo.head_sha && (event.before == repo.parent_sha ||
+                                         (repo.parent_sha.empty() && event.before == k_zero_sha))) {
         event.changed_files = repo.head_changed_files;
       } else {
         KILN_TRY(event.changed_files, changed_files(repo, event.before, event.sha));

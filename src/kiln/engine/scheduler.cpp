@@ -23,6 +23,9 @@
 #include "kiln/engine/job_runner.h"
 #include "kiln/engine/planner.h"
 #include "kiln/engine/repository.h"
+#include "kiln/gpu/allocator.h"
+#include "kiln/gpu/discover.h"
+#include "kiln/gpu/request.h"
 #include "kiln/plan/concurrency.h"
 #include "kiln/plan/trigger.h"
 #include "kiln/store/process_identity.h"
@@ -56,6 +59,8 @@ struct Instance {
   GroupClaim claim;                // job-level concurrency group
   bool continue_on_error = false;  // job-level, evaluated with the instance's matrix
   std::vector<std::string> labels;
+  gpu::GpuRequest gpu_request;  // from the labels; wants_gpus() false: none
+  std::vector<int> gpus;        // granted indexes while it runs
   JobSummary summary;
   std::thread thread;
 };
@@ -377,13 +382,20 @@ class Scheduler {
           instance.planned.matrix.is_null() ? expr::Value::object()
                                             : expr::Value::parse(instance.planned.matrix.dump());
       std::string error;
+      std::vector<gpu::GpuLabel> gpu_labels;
       for (const auto& label : job.runs_on.labels) {
         auto value = expr::interpolate(label.value, instance_context, label.where);
-        if (value)
+        if (value) {
           instance.labels.push_back(*value);
-        else
+          gpu_labels.push_back({*value, label.where});
+        } else {
           error = value.error().to_string();
+        }
       }
+      if (auto request = gpu::parse_gpu_request(gpu_labels))
+        instance.gpu_request = *request;
+      else
+        error = request.error().to_string();
       if (job.concurrency) {
         auto group = expr::interpolate(job.concurrency->group.value, instance_context,
                                        job.concurrency->group.where);
@@ -490,8 +502,62 @@ class Scheduler {
           if (running_ >= max_parallel_) return;
           if (node->plan.max_parallel > 0 && node->running >= node->plan.max_parallel) continue;
           if (!claim(instance.claim)) continue;
+          if (!place_on_gpus(instance)) continue;
           launch(*wf, *node, instance);
         }
+  }
+
+  // Grants the GPUs an instance asks for, best connected first (gpu::choose_gpus). False when
+  // it must wait; an instance this host can never serve fails at once with the reason.
+  bool place_on_gpus(Instance& instance) {
+    if (!instance.gpu_request.wants_gpus()) return true;
+    if (!inventory_) {
+      gpu::DiscoverOptions discover;
+      discover.simulate = options_.simulate_gpus;
+      auto found = gpu::discover_inventory(discover);
+      if (!found) {
+        finish_instance_now(instance, Conclusion::failure, found.error().to_string());
+        maybe_finish_node(*instance.node->workflow, *instance.node);
+        return false;
+      }
+      inventory_ = std::move(*found);
+    }
+    auto decision = gpu::choose_gpus(*inventory_, busy_gpus_, instance.gpu_request);
+    if (decision.verdict == gpu::Verdict::wait) return false;
+    if (decision.verdict == gpu::Verdict::never) {
+      finish_instance_now(instance, Conclusion::failure,
+                          fmt::format("runs-on asks for {}: {}", instance.gpu_request.to_string(),
+                                      decision.reason));
+      maybe_finish_node(*instance.node->workflow, *instance.node);
+      return false;
+    }
+    instance.gpus = decision.gpus;
+    busy_gpus_.insert(decision.gpus.begin(), decision.gpus.end());
+    return true;
+  }
+
+  // The environment that shows a job exactly its GPUs (DESIGN.md "GPU requests").
+  std::map<std::string, std::string> gpu_environment(const Instance& instance) const {
+    std::map<std::string, std::string> env;
+    std::string uuids, ordinals;
+    bool amd = false;
+    for (size_t i = 0; i < instance.gpus.size(); ++i) {
+      const auto& info = inventory_->gpus.at(static_cast<size_t>(instance.gpus[i]));
+      uuids += (i ? "," : "") + info.uuid;
+      ordinals += (i ? "," : "") + std::to_string(i);
+      amd = amd || info.vendor == "amd";
+    }
+    env["KILN_GPUS"] = std::to_string(instance.gpus.size());
+    env["KILN_GPU_UUIDS"] = uuids;
+    if (amd) {
+      env["ROCR_VISIBLE_DEVICES"] = uuids;
+      env["HIP_VISIBLE_DEVICES"] = ordinals;
+    } else {
+      // Empty for a job that asked for no GPU: CUDA then sees none.
+      env["CUDA_VISIBLE_DEVICES"] = uuids;
+      env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    }
+    return env;
   }
 
   void launch(WorkflowState& wf, Node& node, Instance& instance) {
@@ -524,6 +590,7 @@ class Scheduler {
         {"max-parallel",
          node.plan.max_parallel > 0 ? node.plan.max_parallel : instance.planned.total}};
     setup.workflow_env = wf.env;
+    setup.gpu_env = gpu_environment(instance);
     setup.kiln_dir = kiln_dir_;
     setup.cancel = &instance.cancel;
     observer_.job_started(instance.planned.key);
@@ -544,6 +611,8 @@ class Scheduler {
     summary.order = ++finished_count_;
     instance.summary = std::move(summary);
     release(instance.claim);
+    for (int gpu : instance.gpus) busy_gpus_.erase(gpu);
+    instance.gpus.clear();
     observer_.job_finished(instance.summary);
     if (instance.summary.conclusion == Conclusion::failure && node.plan.fail_fast &&
         !instance.continue_on_error) {
@@ -683,6 +752,8 @@ class Scheduler {
   int running_ = 0;
   int finished_count_ = 0;
   plan::ConcurrencyGroups groups_;
+  std::optional<gpu::Inventory> inventory_;  // discovered when a job first asks for GPUs
+  std::set<int> busy_gpus_;
   std::map<std::string, Instance*> instance_claims_;
   std::map<std::string, WorkflowState*> workflow_claims_;
   int last_done_ = -1;
