@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# On a real NVIDIA machine: `kiln run` of a workflow whose job uses the GPU with PyTorch and
-# leaves a process holding GPU memory in the background. Checks that the job succeeds, that the
-# log says the leftover process was killed, and that no process of the job still holds GPU
-# memory afterwards (nvidia-smi --query-compute-apps).
+# On a real NVIDIA machine: `kiln run` of a workflow whose job asks for a GPU (runs-on: gpu),
+# uses it with PyTorch and leaves a process holding GPU memory in the background, beside a job
+# that asks for none. Checks that the GPU job is granted the GPU by UUID, that the other job
+# sees no GPU, that the log says the leftover process was killed, and that no process of the
+# job still holds GPU memory afterwards (nvidia-smi --query-compute-apps).
 #   KILN=/path/to/kiln tests/gpu/gpu_job_check.sh
 set -uo pipefail
 KILN="${KILN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/kiln}"
@@ -17,7 +18,9 @@ jobs:
     runs-on: [self-hosted, gpu]
     steps:
       - name: GPU visible
-        run: nvidia-smi -L
+        run: |
+          nvidia-smi -L
+          echo "granted: KILN_GPUS=\$KILN_GPUS CUDA_VISIBLE_DEVICES=\$CUDA_VISIBLE_DEVICES"
       - name: Matrix multiply on the GPU
         shell: $python {0}
         run: |
@@ -31,6 +34,13 @@ jobs:
           echo \$! > "$work/leftover.pid"
           for i in \$(seq 1 60); do nvidia-smi --query-compute-apps=pid --format=csv,noheader | grep -qw "\$(cat $work/leftover.pid)" && break; sleep 0.5; done
           nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader
+  cpu-only:
+    runs-on: [self-hosted]
+    steps:
+      - shell: $python {0}
+        run: |
+          import torch
+          print("cpu-only job: cuda available =", torch.cuda.is_available())
 YML
 git -C "$work/repo" init -q -b main
 git -C "$work/repo" add -A
@@ -41,6 +51,13 @@ cat "$work/out.txt"
 [[ $rc -eq 0 ]] && echo "PASS kiln run exited 0" || { echo "FAIL kiln run exited $rc"; fails=$((fails + 1)); }
 grep -q "killed leftover process" "$work/out.txt" && echo "PASS the log names the killed leftover process" \
   || { echo "FAIL no 'killed leftover process' line"; fails=$((fails + 1)); }
+uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n 1)
+grep -q "granted: KILN_GPUS=1 CUDA_VISIBLE_DEVICES=$uuid" "$work/out.txt" \
+  && echo "PASS the gpu job was granted GPU $uuid through CUDA_VISIBLE_DEVICES" \
+  || { echo "FAIL the gpu job's grant is not CUDA_VISIBLE_DEVICES=$uuid"; fails=$((fails + 1)); }
+grep -q "cpu-only job: cuda available = False" "$work/out.txt" \
+  && echo "PASS a job that asked for no GPU sees none" \
+  || { echo "FAIL the cpu-only job saw a GPU"; fails=$((fails + 1)); }
 pid=$(cat "$work/leftover.pid" 2>/dev/null || echo none)
 sleep 1
 if nvidia-smi --query-compute-apps=pid --format=csv,noheader | grep -qw "$pid"; then
