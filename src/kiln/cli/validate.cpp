@@ -4,6 +4,7 @@
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
+#include "kiln/engine/planner.h"
 #include "kiln/workflow/loader.h"
 
 namespace kiln::cli {
@@ -35,6 +36,10 @@ int validate(const std::vector<std::string>& paths, bool quiet) {
       ++files;
       auto display = file.lexically_normal();
       auto loaded = workflow::load_workflow_file(file, display);
+      if (loaded.workflow) {
+        auto gpu_errors = engine::check_gpu_labels(*loaded.workflow);
+        loaded.diagnostics.insert(loaded.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
+      }
       for (const auto& diagnostic : loaded.diagnostics) {
         fmt::print(stderr, "{}\n", diagnostic.to_string());
         (diagnostic.severity == workflow::Severity::error ? errors : warnings)++;

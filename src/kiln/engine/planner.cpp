@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/gpu/request.h"
 #include "kiln/plan/matrix.h"
 #include "kiln/plan/trigger.h"
 #include "kiln/workflow/loader.h"
@@ -80,6 +81,22 @@ expr::Value typed_inputs(const workflow::Workflow& workflow,
     }
   }
   return inputs;
+}
+
+workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow) {
+  workflow::Diagnostics diagnostics;
+  for (const auto& job : workflow.jobs) {
+    std::vector<gpu::GpuLabel> labels;
+    for (const auto& label : job.runs_on.labels)
+      if (!expr::has_template(label.value)) labels.push_back({label.value, label.where});
+    auto request = gpu::parse_gpu_request(labels);
+    if (!request) {
+      const auto& error = request.error();
+      diagnostics.push_back({workflow::Severity::error,
+                             error.where.empty() ? job.runs_on.where : error.where, error.message});
+    }
+  }
+  return diagnostics;
 }
 
 bool plan_needs_results(const workflow::Job& job) {
@@ -201,6 +218,9 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     selection.diagnostics.insert(selection.diagnostics.end(), loaded.diagnostics.begin(),
                                  loaded.diagnostics.end());
     if (!loaded.workflow) continue;
+    auto gpu_errors = check_gpu_labels(*loaded.workflow);
+    selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
+    if (!gpu_errors.empty()) continue;
     for (const auto& job : loaded.workflow->jobs) jobs_found.insert(job.id);
     auto decision = plan::match_trigger(*loaded.workflow, event);
     if (!decision.runs) {

@@ -68,6 +68,10 @@ Result<bool> evaluate_flag(const workflow::Text& text, const expr::Context& cont
 expr::Value typed_inputs(const workflow::Workflow& workflow,
                          const std::map<std::string, std::string>& values);
 
+// GPU requests that can be checked before anything runs: each job's runs-on labels that hold
+// no expression, parsed with the GPU label grammar; a malformed one is an error at its label.
+workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow);
+
 // One error carrying every error diagnostic, one per line (the first is the error's location).
 Error diagnostics_error(const workflow::Diagnostics& diagnostics);
 
