@@ -359,7 +359,7 @@ class Scheduler {
         return skip(wf, node, Conclusion::skipped, "a needed job did not succeed");
       auto decision =
           expr::evaluate_condition(job.if_condition->value, context, job.if_condition->where);
-      if (!decision) return fail_node(wf, node, decision.error().to_string());
+      if (!decision) return skip(wf, node, Conclusion::failure, decision.error().to_string());
       if (!*decision)
         return skip(wf, node, Conclusion::skipped,
                     fmt::format("if: {} was false", job.if_condition->value));
@@ -368,7 +368,7 @@ class Scheduler {
     }
 
     auto planned = plan_job(job, context, options_.matrix_filter);
-    if (!planned) return fail_node(wf, node, planned.error().to_string());
+    if (!planned) return skip(wf, node, Conclusion::failure, planned.error().to_string());
     if (planned->instances.empty())
       return skip(wf, node, Conclusion::skipped, "no matrix combination matches --matrix");
     node.plan = std::move(*planned);
@@ -436,6 +436,8 @@ class Scheduler {
   }
 
   // Records a job that never runs (skipped, or cancelled before it started).
+  // Records a job that never runs (skipped, cancelled before it started, or failed while being
+  // planned) as one instance that is finished at once.
   void skip(WorkflowState& wf, Node& node, Conclusion conclusion, const std::string& reason) {
     auto& instance = node.instances.emplace_back();
     instance.node = &node;
@@ -446,26 +448,11 @@ class Scheduler {
     row.key = instance.planned.key;
     row.workflow_job_id = node.job->id;
     row.name = instance.planned.name;
-    row.status = to_job_status(conclusion);
-    row.conclusion = conclusion;
-    row.message = reason;
-    row.finished_at = store::now_ms();
     row.labels = nlohmann::json::array();
     if (auto id = store_.create_job(row)) instance.job_row = *id;
-    instance.state = Instance::State::done;
-    instance.summary.key = instance.planned.key;
-    instance.summary.job_id = node.job->id;
-    instance.summary.name = instance.planned.name;
-    instance.summary.store_id = instance.job_row;
-    instance.summary.conclusion = conclusion;
-    instance.summary.reason = reason;
     node.state = Node::State::planned;
+    finish_instance_now(instance, conclusion, reason);
     maybe_finish_node(wf, node);
-  }
-
-  void fail_node(WorkflowState& wf, Node& node, const std::string& reason) {
-    skip(wf, node, Conclusion::failure, reason);
-    observer_.job_line(node.job->id, "error", reason);
   }
 
   void finish_instance_now(Instance& instance, Conclusion conclusion, const std::string& reason) {

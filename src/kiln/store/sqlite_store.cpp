@@ -103,24 +103,26 @@ Status SqliteStore::update_run(const Run& run) {
   return {};
 }
 
+Status SqliteStore::set_status(std::string_view sql, std::int64_t id, std::string_view status,
+                               bool starts, bool ends, TimeMs at, std::string_view what) {
+  if (at == 0) at = now_ms();
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(sql));
+  StatementUse use(*statement);
+  use->bind(1, id).bind(2, status).bind(3, at).bind(4, starts ? 1 : 0).bind(5, ends ? 1 : 0);
+  KILN_TRY_VOID(use->run());
+  if (db_.changes() == 0) return fail(ErrorCode::not_found, "no {} with id {}", what, id);
+  return {};
+}
+
 Status SqliteStore::set_run_status(std::int64_t run_id, RunStatus status, TimeMs at) {
   static constexpr std::string_view k_sql =
       "UPDATE runs SET status = ?2, "
       "started_at = CASE WHEN ?4 THEN COALESCE(started_at, ?3) ELSE started_at END, "
       "finished_at = CASE WHEN ?5 THEN COALESCE(finished_at, ?3) ELSE finished_at END "
       "WHERE id = ?1";
-  if (at == 0) at = now_ms();
-  std::lock_guard lock(mutex_);
-  KILN_TRY(auto* statement, cached(k_sql));
-  StatementUse use(*statement);
-  use->bind(1, run_id)
-      .bind(2, to_string(status))
-      .bind(3, at)
-      .bind(4, status == RunStatus::running ? 1 : 0)
-      .bind(5, is_terminal(status) ? 1 : 0);
-  KILN_TRY_VOID(use->run());
-  if (db_.changes() == 0) return fail(ErrorCode::not_found, "no run with id {}", run_id);
-  return {};
+  return set_status(k_sql, run_id, to_string(status), status == RunStatus::running,
+                    is_terminal(status), at, "run");
 }
 
 Result<Run> SqliteStore::get_run_locked(std::int64_t run_id) {
@@ -248,18 +250,8 @@ Status SqliteStore::set_job_status(std::int64_t job_id, JobStatus status, TimeMs
       "started_at = CASE WHEN ?4 THEN COALESCE(started_at, ?3) ELSE started_at END, "
       "finished_at = CASE WHEN ?5 THEN COALESCE(finished_at, ?3) ELSE finished_at END "
       "WHERE id = ?1";
-  if (at == 0) at = now_ms();
-  std::lock_guard lock(mutex_);
-  KILN_TRY(auto* statement, cached(k_sql));
-  StatementUse use(*statement);
-  use->bind(1, job_id)
-      .bind(2, to_string(status))
-      .bind(3, at)
-      .bind(4, status == JobStatus::running ? 1 : 0)
-      .bind(5, is_terminal(status) ? 1 : 0);
-  KILN_TRY_VOID(use->run());
-  if (db_.changes() == 0) return fail(ErrorCode::not_found, "no job with id {}", job_id);
-  return {};
+  return set_status(k_sql, job_id, to_string(status), status == JobStatus::running,
+                    is_terminal(status), at, "job");
 }
 
 Result<Job> SqliteStore::get_job(std::int64_t job_id) {

@@ -55,6 +55,10 @@ class SqliteStore final : public Store {
   Result<std::vector<Job>> list_jobs_locked(std::int64_t run_id);
   Status require_row_locked(std::string_view sql, std::int64_t id, std::string_view what);
   Result<std::int64_t> append_log_locked(const LogLine& line);
+  // The status update shared by runs and jobs: `sql` sets the status (?2) and stamps started_at
+  // (when ?4) or finished_at (when ?5) once with ?3, for the row ?1.
+  Status set_status(std::string_view sql, std::int64_t id, std::string_view status, bool starts,
+                    bool ends, TimeMs at, std::string_view what);
 
   std::mutex mutex_;  // guards db_ and cache_: one connection serves every thread
   sqlite::Database db_;
