@@ -42,10 +42,11 @@ std::vector<int> fabric_islands(const Inventory& inventory) {
 }
 
 // Lower is better, compared as a tuple.
-using Score = std::tuple<int, int, int, std::vector<int>>;
+using Score = std::tuple<int, int, int, int, std::vector<int>>;
 
 Score score_of(const Inventory& inventory, const std::vector<int>& set,
-               const std::vector<int>& island, const std::map<int, int>& free_in_island) {
+               const std::vector<int>& island, std::map<int, int>& free_in_island,
+               const std::set<int>& busy) {
   int worst = 0, sum = 0;
   for (std::size_t i = 0; i < set.size(); ++i) {
     for (std::size_t j = i + 1; j < set.size(); ++j) {
@@ -56,12 +57,63 @@ Score score_of(const Inventory& inventory, const std::vector<int>& set,
   }
   // Free GPUs left in the islands this set touches (fewer: a tighter fit).
   std::map<int, int> taken;
-  for (int g : set) ++taken[island[g]];
+  int busy_count = 0;
+  for (int g : set) {
+    if (busy.contains(g)) {
+      ++busy_count;
+    } else {
+      ++taken[island[g]];
+    }
+  }
   int left = 0;
-  for (auto [id, n] : taken) left += free_in_island.at(id) - n;
+  for (auto [id, n] : taken) left += free_in_island[id] - n;
   auto sorted = set;
   std::sort(sorted.begin(), sorted.end());
-  return {worst, sum, left, sorted};
+  return {worst, sum, busy_count, left, sorted};
+}
+
+// The best `wanted` GPUs among `candidates` (see allocator.h for the order). GPUs in `busy` may be
+// chosen but cost: after the link ranks, a set with fewer busy GPUs wins, so that a reservation
+// waits for as few running jobs as it can.
+std::vector<int> best_set(const Inventory& inventory, const std::vector<int>& candidates,
+                          int wanted, const std::set<int>& busy) {
+  auto island = fabric_islands(inventory);
+  std::map<int, int> free_in_island;
+  for (int g : candidates)
+    if (!busy.contains(g)) ++free_in_island[island[g]];
+
+  // Greedy from every candidate as a seed: add the GPU whose worst and summed link ranks to the
+  // set so far are lowest (then not busy, then best fit, then index). Keep the best-scoring set.
+  std::optional<Score> best;
+  for (int seed : candidates) {
+    std::vector<int> set{seed};
+    std::vector<bool> used(inventory.gpus.size(), false);
+    used[seed] = true;
+    while (static_cast<int>(set.size()) < wanted) {
+      int pick = -1;
+      std::tuple<int, int, int, int, int> pick_key{};
+      for (int g : candidates) {
+        if (used[g]) continue;
+        int worst = 0, sum = 0;
+        for (int s : set) {
+          int rank = link_rank(inventory.connection(s, g));
+          worst = std::max(worst, rank);
+          sum += rank;
+        }
+        std::tuple<int, int, int, int, int> key{worst, sum, busy.contains(g) ? 1 : 0,
+                                                free_in_island[island[g]], g};
+        if (pick < 0 || key < pick_key) {
+          pick = g;
+          pick_key = key;
+        }
+      }
+      used[pick] = true;
+      set.push_back(pick);
+    }
+    auto score = score_of(inventory, set, island, free_in_island, busy);
+    if (!best || score < *best) best = std::move(score);
+  }
+  return std::get<4>(*best);
 }
 
 }  // namespace
@@ -110,42 +162,37 @@ Decision choose_gpus(const Inventory& inventory, const std::set<int>& busy,
     return decision;
   }
 
-  auto island = fabric_islands(inventory);
-  std::map<int, int> free_in_island;
-  for (int g : free) ++free_in_island[island[g]];
-
-  // Greedy from every free GPU as a seed: add the GPU whose worst and summed link ranks to the
-  // set so far are lowest (then best fit, then index). Keep the best-scoring set of all seeds.
-  std::optional<Score> best;
-  for (int seed : free) {
-    std::vector<int> set{seed};
-    std::vector<bool> used(inventory.gpus.size(), false);
-    used[seed] = true;
-    while (static_cast<int>(set.size()) < wanted) {
-      int pick = -1;
-      std::tuple<int, int, int, int> pick_key{};
-      for (int g : free) {
-        if (used[g]) continue;
-        int worst = 0, sum = 0;
-        for (int s : set) {
-          int rank = link_rank(inventory.connection(s, g));
-          worst = std::max(worst, rank);
-          sum += rank;
-        }
-        std::tuple<int, int, int, int> key{worst, sum, free_in_island[island[g]], g};
-        if (pick < 0 || key < pick_key) {
-          pick = g;
-          pick_key = key;
-        }
-      }
-      used[pick] = true;
-      set.push_back(pick);
-    }
-    auto score = score_of(inventory, set, island, free_in_island);
-    if (!best || score < *best) best = std::move(score);
-  }
   decision.verdict = Verdict::granted;
-  decision.gpus = std::get<3>(*best);
+  decision.gpus = best_set(inventory, free, wanted, {});
+  return decision;
+}
+
+std::vector<int> reserve_gpus(const Inventory& inventory, const std::set<int>& busy,
+                              const GpuRequest& request) {
+  if (!request.wants_gpus()) return {};
+  std::vector<int> eligible;
+  for (const auto& gpu : inventory.gpus)
+    if (gpu_matches(gpu, request)) eligible.push_back(gpu.index);
+  const auto wanted = request.all ? static_cast<int>(eligible.size()) : request.count;
+  if (static_cast<int>(eligible.size()) < wanted) return {};
+  return best_set(inventory, eligible, wanted, busy);
+}
+
+QueuePass::QueuePass(const Inventory& inventory, std::set<int> unavailable)
+    : inventory_(inventory), unavailable_(std::move(unavailable)), blocked_(unavailable_) {}
+
+Decision QueuePass::place(const GpuRequest& request) {
+  auto decision = choose_gpus(inventory_, blocked_, request);
+  if (decision.verdict == Verdict::granted) {
+    unavailable_.insert(decision.gpus.begin(), decision.gpus.end());
+    blocked_.insert(decision.gpus.begin(), decision.gpus.end());
+    return decision;
+  }
+  if (decision.verdict == Verdict::never || has_head_) return decision;
+  // The first job that waits: it keeps its GPUs from later jobs until they come free.
+  has_head_ = true;
+  reserved_ = reserve_gpus(inventory_, unavailable_, request);
+  blocked_.insert(reserved_.begin(), reserved_.end());
   return decision;
 }
 

@@ -37,4 +37,33 @@ bool gpu_matches(const GpuInfo& gpu, const GpuRequest& request);
 Decision choose_gpus(const Inventory& inventory, const std::set<int>& busy,
                      const GpuRequest& request);
 
+// The GPUs a request that must wait holds on to: the set it would get on this host with every
+// GPU free, except that among equally connected sets the one with the fewest `busy` GPUs wins
+// (it can start soonest). Empty when the request can never be met or asks for no GPU.
+std::vector<int> reserve_gpus(const Inventory& inventory, const std::set<int>& busy,
+                              const GpuRequest& request);
+
+// One scheduling pass over a FIFO queue of GPU requests: call place() for each queued job in
+// queue order. Jobs are granted while GPUs allow; the first job that must wait becomes the head
+// and reserves its GPUs (reserve_gpus); later jobs are placed only on GPUs outside that
+// reservation (backfill), so they never delay the head, and no stream of small jobs starves a
+// large one: the head's reserved GPUs only ever become free.
+class QueuePass {
+ public:
+  // `unavailable`: GPUs leased to running jobs (of any process) or quarantined.
+  QueuePass(const Inventory& inventory, std::set<int> unavailable);
+
+  Decision place(const GpuRequest& request);
+
+  // The head's reservation; empty while no job has had to wait in this pass.
+  const std::vector<int>& reserved() const { return reserved_; }
+
+ private:
+  const Inventory& inventory_;
+  std::set<int> unavailable_;  // grows with each grant of this pass
+  std::set<int> blocked_;      // unavailable_ plus the head's reservation
+  std::vector<int> reserved_;
+  bool has_head_ = false;
+};
+
 }  // namespace kiln::gpu

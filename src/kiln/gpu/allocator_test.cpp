@@ -152,5 +152,86 @@ TEST(Allocator, RandomRequestsNeverDoubleGrant) {
   }
 }
 
+TEST(Allocator, ReservationPrefersTheSetThatFreesSoonest) {
+  auto inv = two_islands();
+  // Island A fully busy, island B has one busy GPU: a gpu:4 job waits for island B.
+  EXPECT_EQ(reserve_gpus(inv, {0, 1, 2, 3, 6}, request({"gpu:4"})), (Gpus{4, 5, 6, 7}));
+  EXPECT_EQ(reserve_gpus(inv, {}, request({"gpu:4"})), (Gpus{0, 1, 2, 3}));
+  EXPECT_TRUE(reserve_gpus(inv, {}, request({"gpu:9"})).empty());
+}
+
+TEST(QueuePass, GrantsInOrderThenReservesForTheHead) {
+  auto inv = two_islands();
+  QueuePass pass(inv, {0, 4});  // one GPU busy in each island
+  auto first = pass.place(request({"gpu:2"}));
+  ASSERT_EQ(first.verdict, Verdict::granted);
+  auto head = pass.place(request({"gpu:8"}));
+  EXPECT_EQ(head.verdict, Verdict::wait);
+  EXPECT_EQ(pass.reserved().size(), 8u);
+  // Every GPU is reserved for the head now: a small job behind it does not start.
+  EXPECT_EQ(pass.place(request({"gpu"})).verdict, Verdict::wait);
+  // A job that can never run does not become the head or block anything.
+  EXPECT_EQ(pass.place(request({"gpu:16"})).verdict, Verdict::never);
+}
+
+TEST(QueuePass, BackfillUsesOnlyGpusOutsideTheReservation) {
+  auto inv = two_islands();
+  QueuePass pass(inv, {0, 1, 2});  // island A has one free GPU, island B four
+  auto head = pass.place(request({"gpu:8"}));
+  EXPECT_EQ(head.verdict, Verdict::wait);
+  EXPECT_EQ(pass.place(request({"gpu"})).verdict, Verdict::wait);
+
+  // Island A has GPU 3 free, island B GPUs 6 and 7 (5 lacks the memory, 4 is busy): a gpu:4
+  // job with 60G each waits, reserving island B; a one-GPU job may still take GPU 3.
+  QueuePass second(inv, {0, 1, 2, 4});
+  EXPECT_EQ(second.place(request({"gpu:4", "gpu-mem:60G"})).verdict, Verdict::wait);
+  EXPECT_EQ(second.reserved(), (Gpus{4, 5, 6, 7}));
+  auto small = second.place(request({"gpu"}));
+  ASSERT_EQ(small.verdict, Verdict::granted) << small.reason;
+  EXPECT_EQ(small.gpus, (Gpus{3}));
+  EXPECT_EQ(second.place(request({"gpu"})).verdict, Verdict::wait);
+}
+
+TEST(QueuePass, NoStarvationOfALargeJobUnderAStreamOfSmallOnes) {
+  // Simulated time: small jobs keep arriving; a gpu:8 job queued early must start once the GPUs
+  // running at its arrival finish, however many small jobs arrive after it.
+  auto inv = two_islands();
+  std::mt19937 rng(7);
+  struct Running {
+    Gpus gpus;
+    int ends;
+  };
+  std::vector<Running> running;
+  std::vector<GpuRequest> queue;
+  for (int i = 0; i < 6; ++i) queue.push_back(request({"gpu"}));
+  queue.push_back(request({"gpu:8"}));
+  std::size_t large_left = 1;
+  int started_large_at = -1;
+  for (int t = 0; t < 200 && started_large_at < 0; ++t) {
+    std::erase_if(running, [&](const Running& r) { return r.ends <= t; });
+    for (int i = 0; i < 2; ++i) queue.push_back(request({"gpu"}));  // the stream
+    std::set<int> busy;
+    for (const auto& r : running) busy.insert(r.gpus.begin(), r.gpus.end());
+    QueuePass pass(inv, busy);
+    std::vector<GpuRequest> still;
+    for (const auto& job : queue) {
+      auto d = pass.place(job);
+      if (d.verdict == Verdict::granted) {
+        running.push_back({d.gpus, t + 3 + static_cast<int>(rng() % 5)});
+        if (job.count == 8) {
+          started_large_at = t;
+          --large_left;
+        }
+      } else {
+        still.push_back(job);
+      }
+    }
+    queue = std::move(still);
+  }
+  EXPECT_EQ(large_left, 0u);
+  EXPECT_GE(started_large_at, 0);
+  EXPECT_LE(started_large_at, 10);  // the six small jobs ahead of it end by then (ends <= t+7)
+}
+
 }  // namespace
 }  // namespace kiln::gpu
