@@ -97,7 +97,33 @@ CREATE TABLE artifacts (
 CREATE INDEX artifacts_by_expiry ON artifacts (expires_at) WHERE expires_at IS NOT NULL;
 )sql";
 
-constexpr std::array<std::string_view, 1> k_migrations = {k_v1_core};
+// Version 2: GPU leases and quarantine, host-wide (keyed by host, so a store shared by several
+// hosts keeps them apart). run_id is not a foreign key: the holder's runs may live in another
+// database (each repository has its own for `kiln run`).
+constexpr std::string_view k_v2_gpus = R"sql(
+CREATE TABLE gpu_leases (
+  host TEXT NOT NULL,
+  gpu_uuid TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  job_token TEXT NOT NULL,
+  run_id INTEGER NOT NULL,
+  owner_pid INTEGER NOT NULL,
+  owner_start_time INTEGER NOT NULL,
+  granted_at INTEGER NOT NULL,
+  PRIMARY KEY (host, gpu_uuid)
+);
+CREATE INDEX gpu_leases_by_token ON gpu_leases (job_token);
+
+CREATE TABLE gpu_quarantine (
+  host TEXT NOT NULL,
+  gpu_uuid TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  since INTEGER NOT NULL,
+  PRIMARY KEY (host, gpu_uuid)
+);
+)sql";
+
+constexpr std::array<std::string_view, 2> k_migrations = {k_v1_core, k_v2_gpus};
 
 }  // namespace
 

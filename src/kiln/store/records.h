@@ -193,4 +193,24 @@ struct RunDetail {
   std::vector<JobDetail> jobs{};  // in creation order
 };
 
+// A GPU granted to a job: host-wide, across every kiln process of the host (DESIGN.md "Store").
+// The lease lives until the job's GPUs passed their after-job check, or until its owner process
+// is gone (a crashed kiln): then the next kiln that looks reclaims it.
+struct GpuLease {
+  std::string gpu_uuid{};
+  std::string holder{};     // who holds it, for `kiln gpus`: "repo: workflow / job (run 12)"
+  std::string job_token{};  // the job's KILN_JOB_TOKEN: finds its processes; one per job
+  std::int64_t run_id = 0;  // in the holder's store (runs may live in another database)
+  ProcessIdentity owner{};  // the kiln process that holds the lease (pid 0: this process)
+  TimeMs granted_at = 0;    // 0: now
+};
+
+// A GPU taken out of service by a failed health check, until a re-check passes or
+// `kiln gpus --release`.
+struct GpuQuarantine {
+  std::string gpu_uuid{};
+  std::string reason{};
+  TimeMs since = 0;  // 0: now
+};
+
 }  // namespace kiln::store

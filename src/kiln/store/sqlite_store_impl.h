@@ -46,6 +46,14 @@ class SqliteStore final : public Store {
 
   Result<std::vector<std::int64_t>> mark_interrupted(TimeMs now) override;
 
+  Result<bool> acquire_gpu_leases(std::span<const GpuLease> leases) override;
+  Status release_gpu_leases(std::string_view job_token) override;
+  Result<std::vector<GpuLease>> reclaim_gpu_leases() override;
+  Result<std::vector<GpuLease>> list_gpu_leases() override;
+  Status quarantine_gpu(const GpuQuarantine& record) override;
+  Result<bool> release_gpu_quarantine(std::string_view gpu_uuid) override;
+  Result<std::vector<GpuQuarantine>> list_gpu_quarantine() override;
+
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with
   // static storage (the constants in this file): it is the cache key. Requires mutex_.
@@ -57,6 +65,7 @@ class SqliteStore final : public Store {
   Result<std::int64_t> append_log_locked(const LogLine& line);
   // The status update shared by runs and jobs: `sql` sets the status (?2) and stamps started_at
   // (when ?4) or finished_at (when ?5) once with ?3, for the row ?1.
+  Result<std::vector<GpuLease>> reclaim_gpu_leases_locked();
   Status set_status(std::string_view sql, std::int64_t id, std::string_view status, bool starts,
                     bool ends, TimeMs at, std::string_view what);
 

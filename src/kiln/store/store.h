@@ -79,6 +79,23 @@ class Store {
   // dead or now belongs to a process with another start time) becomes `interrupted`, with its
   // queued/waiting/running jobs and steps, finished at `now`. Returns the ids of those runs.
   virtual Result<std::vector<std::int64_t>> mark_interrupted(TimeMs now) = 0;
+
+  // GPU leases of this host. acquire_gpu_leases is all or nothing and atomic across processes:
+  // it first reclaims leases whose owner process is gone, then grants every lease or none;
+  // false when one of the GPUs is held by a live owner. An owner with pid 0 is this process.
+  virtual Result<bool> acquire_gpu_leases(std::span<const GpuLease> leases) = 0;
+  // Releases every lease of the job with this token (none is not an error).
+  virtual Status release_gpu_leases(std::string_view job_token) = 0;
+  // Deletes the leases whose owner process is gone and returns them.
+  virtual Result<std::vector<GpuLease>> reclaim_gpu_leases() = 0;
+  // The leases of this host, by GPU UUID.
+  virtual Result<std::vector<GpuLease>> list_gpu_leases() = 0;
+
+  // Quarantine of this host's GPUs. quarantine_gpu replaces an earlier record of the GPU;
+  // release_gpu_quarantine returns false when the GPU was not quarantined.
+  virtual Status quarantine_gpu(const GpuQuarantine& record) = 0;
+  virtual Result<bool> release_gpu_quarantine(std::string_view gpu_uuid) = 0;
+  virtual Result<std::vector<GpuQuarantine>> list_gpu_quarantine() = 0;
 };
 
 }  // namespace kiln::store
