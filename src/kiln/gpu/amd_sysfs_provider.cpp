@@ -189,6 +189,32 @@ LinkKind pcie_level(const Card& a, const Card& b, int numa_a, int numa_b) {
   return LinkKind::sys;
 }
 
+// Uncorrectable errors the driver's RAS counters hold: every ras/<block>_err_count file reads
+// "ue: N\nce: M" (uncorrectable, correctable). Correctable errors are not a fault.
+std::vector<std::string> read_ras_faults(const fs::path& ras) {
+  std::vector<std::string> faults;
+  std::error_code error;
+  std::vector<fs::path> counters;
+  for (const auto& entry : fs::directory_iterator(ras, error)) {
+    auto name = entry.path().filename().string();
+    if (name.ends_with("_err_count")) counters.push_back(entry.path());
+  }
+  std::sort(counters.begin(), counters.end());
+  for (const auto& path : counters) {
+    std::ifstream in(path);
+    std::string key;
+    unsigned long long count = 0;
+    while (in >> key >> count) {
+      if (key == "ue:" && count > 0) {
+        auto block = path.filename().string();
+        block.resize(block.size() - std::string_view("_err_count").size());
+        faults.push_back(fmt::format("{} uncorrectable {} errors (amdgpu RAS)", count, block));
+      }
+    }
+  }
+  return faults;
+}
+
 }  // namespace
 
 std::string gfx_target_name(std::uint64_t version) {
@@ -220,6 +246,7 @@ Result<Inventory> read_amd_sysfs(const std::filesystem::path& root) {
         read_number<std::uint64_t>(card.device / "mem_info_vram_total").value_or(0) / k_mib;
     gpu.memory_used_mib =
         read_number<std::uint64_t>(card.device / "mem_info_vram_used").value_or(0) / k_mib;
+    gpu.faults = read_ras_faults(card.device / "ras");
     gpu.model = read_attr(card.device / "product_name").value_or("");
     if (gpu.model.empty()) {
       auto device_id = read_number<unsigned>(card.device / "device").value_or(0);

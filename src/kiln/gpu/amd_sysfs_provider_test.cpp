@@ -106,5 +106,25 @@ TEST(AmdSysfs, WithoutKfdTheRenderNodeComesFromTheCard) {
   fs::remove_all(dir);
 }
 
+TEST(AmdSysfs, UncorrectableRasErrorsAreFaults) {
+  auto dir = fs::temp_directory_path() / ("kiln-gpu-ras-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(fixture("amd-mi250"), dir,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  auto before = read_amd_sysfs(dir);
+  ASSERT_TRUE(before) << before.error().to_string();
+  // The device directory of the second GCD, through the card's symlink as the driver lays it out.
+  auto device = fs::canonical(dir / "sys/class/drm/card2/device");
+  fs::create_directories(device / "ras");
+  std::ofstream(device / "ras/umc_err_count") << "ue: 3\nce: 7\n";
+  std::ofstream(device / "ras/gfx_err_count") << "ue: 0\nce: 1\n";
+  auto inv = read_amd_sysfs(dir);
+  ASSERT_TRUE(inv) << inv.error().to_string();
+  EXPECT_TRUE(inv->gpus[0].faults.empty());
+  EXPECT_EQ(inv->gpus[1].faults,
+            std::vector<std::string>{"3 uncorrectable umc errors (amdgpu RAS)"});
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kiln::gpu

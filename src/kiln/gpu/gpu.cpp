@@ -74,6 +74,8 @@ LinkKind Inventory::connection(int a, int b) const {
 nlohmann::json inventory_to_json(const Inventory& inventory) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : inventory.gpus) {
+    nlohmann::json processes = nlohmann::json::array();
+    for (const auto& p : g.processes) processes.push_back({{"pid", p.pid}, {"used_mib", p.used_mib}});
     gpus.push_back({{"index", g.index},
                     {"uuid", g.uuid},
                     {"vendor", g.vendor},
@@ -84,7 +86,9 @@ nlohmann::json inventory_to_json(const Inventory& inventory) {
                     {"memory_total_mib", g.memory_total_mib},
                     {"memory_used_mib", g.memory_used_mib},
                     {"device_nodes", g.device_nodes},
-                    {"driver_version", g.driver_version}});
+                    {"driver_version", g.driver_version},
+                    {"processes", std::move(processes)},
+                    {"faults", g.faults}});
   }
   nlohmann::json links = nlohmann::json::array();
   for (const auto& l : inventory.links) {

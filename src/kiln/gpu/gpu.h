@@ -16,6 +16,14 @@
 
 namespace kiln::gpu {
 
+// A process using a GPU now, as the driver reports it (NVML's running compute processes).
+struct GpuProcess {
+  int pid = 0;
+  std::uint64_t used_mib = 0;
+
+  friend bool operator==(const GpuProcess&, const GpuProcess&) = default;
+};
+
 struct GpuInfo {
   int index = 0;           // 0-based, in the provider's order (PCI bus order for NVML and sysfs)
   std::string uuid;        // "GPU-…": what CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES accept
@@ -30,6 +38,11 @@ struct GpuInfo {
   // Host-wide nodes (/dev/nvidiactl, /dev/kfd) are not listed: every grant needs them.
   std::vector<std::string> device_nodes;
   std::string driver_version;
+  // Processes on the GPU now, where the provider can tell (NVML; empty for amdgpu sysfs).
+  std::vector<GpuProcess> processes;
+  // What the provider reports wrong with the GPU now, one line each ("2 uncorrected ECC errors
+  // since the driver loaded"); empty when healthy. A fault quarantines the GPU.
+  std::vector<std::string> faults;
 };
 
 // How two GPUs talk to each other, best first. The order is the allocator's preference.
@@ -81,8 +94,8 @@ class GpuProvider {
 };
 
 // The `kiln gpus --json` schema: {provider, gpus: [{index, uuid, vendor, model, arch, pci_bus_id,
-// numa_node, memory_total_mib, memory_used_mib, device_nodes, driver_version}], links: [{a, b,
-// kind, width}]}.
+// numa_node, memory_total_mib, memory_used_mib, device_nodes, driver_version, processes: [{pid,
+// used_mib}], faults: [...]}], links: [{a, b, kind, width}]}.
 nlohmann::json inventory_to_json(const Inventory& inventory);
 
 }  // namespace kiln::gpu

@@ -13,6 +13,7 @@ constexpr Return k_error_uninitialized = 1;
 constexpr Return k_error_invalid_argument = 2;
 constexpr Return k_error_not_supported = 3;
 constexpr Return k_error_driver_not_loaded = 9;
+constexpr Return k_error_insufficient_size = 7;
 constexpr Return k_error_timeout = 10;
 constexpr Return k_error_gpu_is_lost = 15;
 
@@ -39,6 +40,17 @@ struct PciInfo {           // nvmlPciInfo_t
   unsigned int pci_subsystem_id;
   char bus_id[32];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE: "00000000:18:00.0"
 };
+
+struct ProcessInfo {  // nvmlProcessInfo_t (v2 layout), what ..._v3 process queries fill
+  unsigned int pid;
+  unsigned long long used_gpu_memory;  // bytes; NVML_VALUE_NOT_AVAILABLE (~0ULL) if unknown
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+constexpr unsigned long long k_value_not_available = ~0ULL;
+
+constexpr int k_memory_error_uncorrected = 1;  // nvmlMemoryErrorType_t
+constexpr int k_ecc_counter_volatile = 0;      // nvmlEccCounterType_t: since the driver loaded
 
 // nvmlGpuTopologyLevel_t
 constexpr int k_topology_internal = 0;
@@ -68,6 +80,10 @@ using GetTopologyCommonAncestorFn = Return (*)(Device, Device, int*);
 using GetP2PStatusFn = Return (*)(Device, Device, int, int*);  // nvmlDeviceGetP2PStatus
 using GetNvLinkStateFn = Return (*)(Device, unsigned int, int*);
 using GetNvLinkRemotePciInfoFn = Return (*)(Device, unsigned int, PciInfo*);  // _v2
+// nvmlDeviceGetComputeRunningProcesses_v3
+using GetRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
+// nvmlDeviceGetTotalEccErrors(device, error type, counter type, count)
+using GetTotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);
 }
 
 }  // namespace kiln::gpu::nvml

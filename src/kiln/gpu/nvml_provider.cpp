@@ -31,6 +31,8 @@ struct NvmlApi {
   nvml::GetP2PStatusFn get_p2p_status = nullptr;
   nvml::GetNvLinkStateFn get_nvlink_state = nullptr;
   nvml::GetNvLinkRemotePciInfoFn get_nvlink_remote_pci = nullptr;
+  nvml::GetRunningProcessesFn get_processes = nullptr;
+  nvml::GetTotalEccErrorsFn get_ecc_errors = nullptr;
 
   std::string describe(nvml::Return code) const {
     const char* text = error_string ? error_string(code) : nullptr;
@@ -56,6 +58,40 @@ int read_numa_node(const std::filesystem::path& sysfs_root, const nvml::PciInfo&
   int node = -1;
   if (!(in >> node) || node < -1) return -1;
   return node;
+}
+
+// The compute processes on a device; none when the query is not supported.
+std::vector<GpuProcess> read_processes(const NvmlApi& api, nvml::Device device) {
+  std::vector<GpuProcess> processes;
+  if (!api.get_processes) return processes;
+  std::vector<nvml::ProcessInfo> infos(16);
+  unsigned count = static_cast<unsigned>(infos.size());
+  auto rc = api.get_processes(device, &count, infos.data());
+  for (int attempt = 0; rc == nvml::k_error_insufficient_size && attempt < 3; ++attempt) {
+    infos.resize(count + 16);  // more processes started between the calls: ask again
+    count = static_cast<unsigned>(infos.size());
+    rc = api.get_processes(device, &count, infos.data());
+  }
+  if (rc != nvml::k_success) return processes;
+  for (unsigned i = 0; i < count && i < infos.size(); ++i) {
+    auto bytes = infos[i].used_gpu_memory;
+    processes.push_back({static_cast<int>(infos[i].pid),
+                         bytes == nvml::k_value_not_available ? 0 : bytes / (1024 * 1024)});
+  }
+  return processes;
+}
+
+// Faults NVML reports: uncorrected ECC errors since the driver loaded (a GPU without ECC, or
+// with it disabled, reports none).
+std::vector<std::string> read_faults(const NvmlApi& api, nvml::Device device) {
+  std::vector<std::string> faults;
+  unsigned long long uncorrected = 0;
+  if (api.get_ecc_errors &&
+      api.get_ecc_errors(device, nvml::k_memory_error_uncorrected, nvml::k_ecc_counter_volatile,
+                         &uncorrected) == nvml::k_success &&
+      uncorrected > 0)
+    faults.push_back(fmt::format("{} uncorrected ECC errors since the driver loaded", uncorrected));
+  return faults;
 }
 
 LinkKind kind_of_ancestor(int level) {
@@ -99,6 +135,8 @@ Result<std::shared_ptr<const NvmlApi>> load_nvml(const std::string& library) {
   resolve(handle, "nvmlDeviceGetP2PStatus", api->get_p2p_status);
   resolve(handle, "nvmlDeviceGetNvLinkState", api->get_nvlink_state);
   resolve(handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api->get_nvlink_remote_pci);
+  resolve(handle, "nvmlDeviceGetComputeRunningProcesses_v3", api->get_processes);
+  resolve(handle, "nvmlDeviceGetTotalEccErrors", api->get_ecc_errors);
 
   std::pair<const char*, bool> required[] = {
       {"nvmlInit_v2", api->init != nullptr},
@@ -178,6 +216,8 @@ Result<Inventory> read_nvml(const NvmlApi& api, const std::filesystem::path& sys
     unsigned device_minor = 0;
     if (api.get_minor && api.get_minor(device, &device_minor) == nvml::k_success)
       gpu.device_nodes.push_back(fmt::format("/dev/nvidia{}", device_minor));
+    gpu.processes = read_processes(api, device);
+    gpu.faults = read_faults(api, device);
     inventory.gpus.push_back(std::move(gpu));
   }
 

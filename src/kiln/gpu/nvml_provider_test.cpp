@@ -1,6 +1,7 @@
 #include "kiln/gpu/nvml_provider.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -68,6 +69,17 @@ TEST_F(FakeNvml, ReadsEveryGpu) {
   EXPECT_EQ(inv->gpus[1].memory_used_mib, 1024u);
   EXPECT_EQ(inv->gpus[2].arch, "sm_89");
   EXPECT_EQ(inv->gpus[3].device_nodes, std::vector<std::string>{"/dev/nvidia3"});
+}
+
+TEST_F(FakeNvml, ProcessesAndFaults) {
+  NvmlProvider provider(KILN_FAKE_NVML, root_);
+  auto inv = provider.inventory(5s);
+  ASSERT_TRUE(inv) << inv.error().to_string();
+  EXPECT_TRUE(inv->gpus[0].processes.empty());
+  EXPECT_EQ(inv->gpus[1].processes, (std::vector<GpuProcess>{{getpid(), 2048}}));
+  EXPECT_TRUE(inv->gpus[0].faults.empty());
+  EXPECT_EQ(inv->gpus[3].faults,
+            std::vector<std::string>{"2 uncorrected ECC errors since the driver loaded"});
 }
 
 TEST_F(FakeNvml, LinksFromNvLinkThenTheCommonAncestor) {

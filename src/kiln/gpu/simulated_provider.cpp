@@ -1,5 +1,8 @@
 #include "kiln/gpu/simulated_provider.h"
 
+#include <signal.h>
+
+#include <cerrno>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -29,6 +32,15 @@ class SpecErrors {
  private:
   std::string file_;
 };
+
+// A zombie holds no memory: its pid exists until its parent reaps it.
+bool is_zombie(int pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string text;
+  std::getline(stat, text);
+  auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
+}
 
 std::string_view type_name(const json& value) {
   if (value.is_number_integer()) return "an integer";
@@ -100,7 +112,7 @@ Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors
   if (!entry.is_object()) return errors.at(path, "expected an object, got {}", type_name(entry));
   KILN_TRY_VOID(check_keys(entry,
                            {"vendor", "model", "memory_mib", "memory_used_mib", "arch", "uuid",
-                            "pci_bus_id", "numa_node"},
+                            "pci_bus_id", "numa_node", "processes", "faults"},
                            path, errors));
   GpuInfo gpu;
   gpu.index = index;
@@ -125,6 +137,36 @@ Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors
   KILN_TRY(auto numa, get_integer(entry, "numa_node", path, errors, false, -1, -1, 4095));
   gpu.numa_node = static_cast<int>(numa);
   gpu.driver_version = "simulated";
+  if (auto faults = entry.find("faults"); faults != entry.end()) {
+    if (!faults->is_array())
+      return errors.at(path + ".faults", "expected an array, got {}", type_name(*faults));
+    for (std::size_t i = 0; i < faults->size(); ++i) {
+      if (!(*faults)[i].is_string())
+        return errors.at(fmt::format("{}.faults[{}]", path, i), "expected a string, got {}",
+                         type_name((*faults)[i]));
+      gpu.faults.push_back((*faults)[i].get<std::string>());
+    }
+  }
+  if (auto processes = entry.find("processes"); processes != entry.end()) {
+    if (!processes->is_array())
+      return errors.at(path + ".processes", "expected an array, got {}", type_name(*processes));
+    for (std::size_t i = 0; i < processes->size(); ++i) {
+      auto at = fmt::format("{}.processes[{}]", path, i);
+      const auto& process = (*processes)[i];
+      if (!process.is_object())
+        return errors.at(at, "expected an object, got {}", type_name(process));
+      KILN_TRY_VOID(check_keys(process, {"pid", "memory_mib"}, at, errors));
+      KILN_TRY(auto pid, get_integer(process, "pid", at, errors, true, 0, 1, INT32_MAX));
+      KILN_TRY(auto mib, get_integer(process, "memory_mib", at, errors, true, 0, 0, total));
+      // Like a driver, the simulation shows only processes that exist, and their memory is in
+      // use only while they do: a test's process "holds" GPU memory until it is killed.
+      if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) continue;
+      if (is_zombie(static_cast<int>(pid))) continue;
+      gpu.processes.push_back({static_cast<int>(pid), static_cast<std::uint64_t>(mib)});
+      gpu.memory_used_mib =
+          std::min(gpu.memory_total_mib, gpu.memory_used_mib + static_cast<std::uint64_t>(mib));
+    }
+  }
   return gpu;
 }
 

@@ -6,7 +6,10 @@
 // Format (DESIGN.md "GPU requests"; unknown keys are an error):
 //   { "gpus": [ { "vendor": "nvidia"|"amd", "model": "...", "memory_mib": N, "arch": "sm_90",
 //                 "uuid": "GPU-…" (optional), "pci_bus_id": "0000:18:00.0" (optional),
-//                 "numa_node": 0 (optional), "memory_used_mib": N (optional, default 0) } ],
+//                 "numa_node": 0 (optional), "memory_used_mib": N (optional, default 0),
+//                 "processes": [ { "pid": N, "memory_mib": M } ] (optional: M MiB in use while
+//                               process N exists, as a driver would show it),
+//                 "faults": [ "text" ] (optional: what a driver would report wrong) } ],
 //     "links": [ { "a": 0, "b": 1, "kind": "nvlink|xgmi|pcie-switch|pcie-host|numa|sys",
 //                  "width": 18 (optional) } ] }
 

@@ -4,12 +4,15 @@
 // real hardware. Four GPUs: 0 and 1 joined by 4 direct NVLinks, 2 and 3 below one PCIe switch,
 // the pairs across on different sockets.
 // Environment: FAKE_NVML_INIT_RC=<n> makes nvmlInit_v2 return n; FAKE_NVML_HANG_MS=<ms> makes it
-// sleep first (a wedged driver).
+// sleep first (a wedged driver). GPU 1 runs one compute process (this process, 2048 MiB); GPU 3
+// reports 2 uncorrected ECC errors.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include <unistd.h>
 
 #include "kiln/gpu/nvml_abi.h"
 
@@ -155,6 +158,29 @@ __attribute__((visibility("default"))) nvml::Return nvmlDeviceGetNvLinkRemotePci
     nvml::Device device, unsigned link, nvml::PciInfo* pci) {
   if (index_of(device) >= 2 || link >= 4) return nvml::k_error_not_supported;
   fill_pci(1 - index_of(device), pci);
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(
+    nvml::Device device, unsigned* count, nvml::ProcessInfo* infos) {
+  if (index_of(device) != 1) {
+    *count = 0;
+    return nvml::k_success;
+  }
+  if (*count < 1) {
+    *count = 1;
+    return nvml::k_error_insufficient_size;
+  }
+  *count = 1;
+  infos[0] = {static_cast<unsigned>(getpid()), 2048ULL * 1024 * 1024, 0, 0};
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceGetTotalEccErrors(
+    nvml::Device device, int error_type, int counter_type, unsigned long long* count) {
+  if (error_type != nvml::k_memory_error_uncorrected || counter_type != nvml::k_ecc_counter_volatile)
+    return nvml::k_error_invalid_argument;
+  *count = index_of(device) == 3 ? 2 : 0;
   return nvml::k_success;
 }
 
