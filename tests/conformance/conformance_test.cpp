@@ -145,6 +145,8 @@ class ConformanceCase : public testing::Test {
     setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
     setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
     setenv("CONFORMANCE_SCRATCH", scratch_.string().c_str(), 1);
+    // GPU leases and quarantine of this case alone, not the user's host store.
+    setenv("KILN_HOST_STORE", (temp_ / "host.db").string().c_str(), 1);
     auto init = run_shell(
         "git init -q -b main && git add -A && git commit -q -m 'conformance case " + name_ + "'",
         repo_, temp_);

@@ -43,6 +43,8 @@ itest_begin() {
   export GIT_AUTHOR_NAME="Kiln Test" GIT_AUTHOR_EMAIL="kiln-test@example.invalid"
   export GIT_COMMITTER_NAME="Kiln Test" GIT_COMMITTER_EMAIL="kiln-test@example.invalid"
   unset KILN_JOB_TOKEN KILN_RUN_ID KILN_JOB_ID GITHUB_ACTIONS GITHUB_WORKSPACE || true
+  # GPU leases and quarantine of this test alone, not the user's host store.
+  export KILN_HOST_STORE="$ITEST_DIR/host.db"
   trap itest_on_exit EXIT
   echo "== $ITEST_NAME (kiln: $KILN, dir: $ITEST_DIR)"
 }

@@ -1,7 +1,9 @@
-// kiln gpus [--json] [--simulate-gpus SPEC.json] [--sysfs-root DIR]
-// The GPUs of this host (or of a simulated inventory) and how they are connected (docs/gpus.md).
-// Exit codes: 0 (also when there are no GPUs), 2 for a bad spec, 1 when a driver does not answer
-// in time, 3 when it fails otherwise.
+// kiln gpus [--json] [--simulate-gpus SPEC.json] [--sysfs-root DIR] [--release GPU]
+// The GPUs of this host (or of a simulated inventory), how they are connected, and each one's
+// state: free, leased to a job (which), busy outside kiln, or quarantined (why) (docs/gpus.md).
+// --release returns a quarantined GPU to service.
+// Exit codes: 0 (also when there are no GPUs), 2 for a bad spec or an unknown GPU, 1 when a
+// driver does not answer in time, 3 when it fails otherwise.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
+#include "kiln/engine/gpu_supervisor.h"
 #include "kiln/gpu/discover.h"
 
 namespace kiln::cli {
@@ -23,7 +26,27 @@ struct GpusArgs {
   std::string simulate;
   std::string sysfs_root;
   int deadline_ms = 10000;
+  std::string release;
 };
+
+std::string_view kind_name(engine::GpuState::Kind kind) {
+  switch (kind) {
+    case engine::GpuState::Kind::free:
+      return "free";
+    case engine::GpuState::Kind::leased:
+      return "leased";
+    case engine::GpuState::Kind::busy:
+      return "busy";
+    case engine::GpuState::Kind::quarantined:
+      return "quarantined";
+  }
+  return "free";
+}
+
+std::string state_cell(const engine::GpuState& state) {
+  if (state.detail.empty()) return std::string(kind_name(state.kind));
+  return fmt::format("{}: {}", kind_name(state.kind), state.detail);
+}
 
 // A link as nvidia-smi topo -m writes it: NV<width>, XGMI, PIX (one PCIe switch), PHB (a host
 // bridge), NODE (within a NUMA node), SYS (across NUMA nodes).
@@ -49,23 +72,20 @@ std::string link_cell(const gpu::Inventory& inventory, int a, int b) {
   return "SYS";
 }
 
-void print_table(const gpu::Inventory& inventory) {
-  if (inventory.gpus.empty()) {
-    fmt::print("no GPUs found\n");
-    return;
-  }
+void print_table(const gpu::Inventory& inventory, const std::vector<engine::GpuState>& states) {
   if (inventory.provider == "simulated")
     fmt::print("provider: simulated (a simulated inventory, not this host's GPUs)\n\n");
   else
     fmt::print("provider: {}\n\n", inventory.provider);
   std::vector<std::vector<std::string>> rows = {
-      {"GPU", "VENDOR", "MODEL", "ARCH", "MEMORY USED/TOTAL", "PCI BUS", "NUMA", "UUID"}};
+      {"GPU", "VENDOR", "MODEL", "ARCH", "MEMORY USED/TOTAL", "PCI BUS", "NUMA", "UUID", "STATE"}};
   for (const auto& g : inventory.gpus) {
     rows.push_back({std::to_string(g.index), g.vendor, g.model, g.arch.empty() ? "-" : g.arch,
                     fmt::format("{} / {} MiB", g.memory_used_mib, g.memory_total_mib),
                     g.pci_bus_id.empty() ? "-" : g.pci_bus_id,
                     g.numa_node < 0 ? "-" : std::to_string(g.numa_node),
-                    g.uuid.empty() ? "-" : g.uuid});
+                    g.uuid.empty() ? "-" : g.uuid,
+                    state_cell(states.at(static_cast<std::size_t>(g.index)))});
   }
   std::vector<std::size_t> widths(rows[0].size(), 0);
   for (const auto& row : rows)
@@ -98,16 +118,43 @@ void print_table(const gpu::Inventory& inventory) {
 }
 
 int run_gpus(const GpusArgs& args) {
-  gpu::DiscoverOptions options;
-  if (!args.simulate.empty()) options.simulate = args.simulate;
-  if (!args.sysfs_root.empty()) options.sysfs_root = args.sysfs_root;
-  options.deadline = std::chrono::milliseconds(args.deadline_ms);
-  auto inventory = gpu::discover_inventory(options);
+  engine::RunOptions options;
+  if (!args.simulate.empty()) options.simulate_gpus = args.simulate;
+  if (!args.sysfs_root.empty()) options.gpu_sysfs_root = args.sysfs_root;
+  options.gpu_health.provider_deadline = std::chrono::milliseconds(args.deadline_ms);
+  engine::GpuSupervisor supervisor(options);
+  auto inventory = supervisor.inventory();
   if (!inventory) return report_error(inventory.error());
+  if (!args.release.empty()) {
+    auto released = supervisor.release(args.release);
+    if (!released) return report_error(released.error());
+    if (*released)
+      fmt::print("GPU {} released from quarantine\n", args.release);
+    else
+      fmt::print("GPU {} was not quarantined\n", args.release);
+    return 0;
+  }
+  if ((*inventory)->gpus.empty()) {
+    if (args.json)
+      fmt::print("{}\n", gpu::inventory_to_json(**inventory).dump(2));
+    else
+      fmt::print("no GPUs found\n");
+    return 0;
+  }
+  auto states = supervisor.states();
+  if (!states) return report_error(states.error());
+  const auto& shown = **inventory;  // refreshed by states()
   if (args.json) {
-    fmt::print("{}\n", gpu::inventory_to_json(*inventory).dump(2));
+    auto json = gpu::inventory_to_json(shown);
+    for (std::size_t i = 0; i < states->size(); ++i) {
+      const auto& state = (*states)[i];
+      json["gpus"][i]["state"] = {{"kind", kind_name(state.kind)},
+                                  {"detail", state.detail},
+                                  {"since_ms", state.since}};
+    }
+    fmt::print("{}\n", json.dump(2));
   } else {
-    print_table(*inventory);
+    print_table(shown, *states);
   }
   return 0;
 }
@@ -126,6 +173,8 @@ void add_gpus_command(CLI::App& app, int& exit_code) {
                   "give up on a driver that does not answer within this many milliseconds")
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
+  cmd->add_option("--release", args->release,
+                  "return this quarantined GPU (index or UUID) to service");
   cmd->callback([args, &exit_code] { exit_code = run_gpus(*args); });
 }
 

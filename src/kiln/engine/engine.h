@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/core/result.h"
+#include "kiln/gpu/health.h"
 #include "kiln/store/records.h"
 
 namespace kiln::store {
@@ -37,6 +38,11 @@ struct RunOptions {
   std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
   // --simulate-gpus: the GPU inventory jobs are placed on, instead of this host's GPUs.
   std::optional<std::filesystem::path> simulate_gpus;
+  // Read AMD GPUs from the amdgpu sysfs tree under this directory (`kiln gpus --sysfs-root`).
+  std::optional<std::filesystem::path> gpu_sysfs_root;
+  // Where GPU leases and quarantine are kept (store::default_host_store_path() when empty).
+  std::filesystem::path host_store;
+  gpu::HealthPolicy gpu_health;
   bool keep_workspaces = false;
   // Every job's KILN_JOB_TOKEN is this prefix, '-', and the job's id, so that a watchdog can
   // find every process of this run (exec::start_orphan_reaper). Empty: one is made up.

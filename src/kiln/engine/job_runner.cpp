@@ -132,11 +132,7 @@ class JobRun {
       return hash_files(patterns);
     };
 
-    token_ =
-        fmt::format("{}-{}",
-                    setup_.options->job_token_prefix.empty() ? exec::new_job_token()
-                                                             : setup_.options->job_token_prefix,
-                    setup_.job_row);
+    token_ = setup_.job_token.empty() ? exec::new_job_token() : setup_.job_token;
     base_env_ = core::current_environment();
     for (const auto& [key, value] : contexts.env) base_env_[key] = value;
     base_env_["KILN_RUN_ID"] = std::to_string(setup_.run_id);
@@ -497,6 +493,8 @@ class JobRun {
     else
       for (const auto& description : *killed)
         log_kiln("kiln", fmt::format("Cleaning up: killed leftover process {}", description));
+    if (setup_.after_job)
+      for (const auto& line : setup_.after_job()) log_kiln(line.kind, line.text);
     if (!setup_.options->keep_workspaces) {
       std::error_code ec;
       std::filesystem::remove_all(job_dir_, ec);

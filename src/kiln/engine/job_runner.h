@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 
 #include "kiln/engine/engine.h"
+#include "kiln/engine/gpu_supervisor.h"
 #include "kiln/engine/planner.h"
 #include "kiln/engine/repository.h"
 #include "kiln/exec/cancel_token.h"
@@ -36,6 +39,10 @@ struct JobSetup {
   // The granted GPUs as the job's processes see them (CUDA_VISIBLE_DEVICES, KILN_GPUS, ...):
   // the last layer of every step's environment, so no workflow env can widen it.
   std::map<std::string, std::string> gpu_env;
+  std::string job_token;  // KILN_JOB_TOKEN: every process of the job carries it
+  // For a job holding GPUs: their after-job check, run once the job's processes are killed;
+  // returns the lines for the job's log (GpuSupervisor::after_job).
+  std::function<std::vector<JobLogLine>()> after_job;
   std::filesystem::path kiln_dir;             // <repository>/.kiln
   const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
 };

@@ -20,11 +20,12 @@
 
 #include "kiln/engine/contexts.h"
 #include "kiln/engine/engine.h"
+#include "kiln/engine/gpu_supervisor.h"
 #include "kiln/engine/job_runner.h"
 #include "kiln/engine/planner.h"
 #include "kiln/engine/repository.h"
+#include "kiln/exec/process_tracker.h"
 #include "kiln/gpu/allocator.h"
-#include "kiln/gpu/discover.h"
 #include "kiln/gpu/request.h"
 #include "kiln/plan/concurrency.h"
 #include "kiln/plan/trigger.h"
@@ -59,8 +60,9 @@ struct Instance {
   GroupClaim claim;                // job-level concurrency group
   bool continue_on_error = false;  // job-level, evaluated with the instance's matrix
   std::vector<std::string> labels;
-  gpu::GpuRequest gpu_request;  // from the labels; wants_gpus() false: none
-  std::vector<int> gpus;        // granted indexes while it runs
+  gpu::GpuRequest gpu_request;      // from the labels; wants_gpus() false: none
+  std::vector<gpu::GpuInfo> gpus;  // the GPUs leased to it while it runs
+  std::string token;               // its KILN_JOB_TOKEN, set when it is placed
   JobSummary summary;
   std::thread thread;
 };
@@ -107,7 +109,12 @@ class Scheduler {
  public:
   Scheduler(const RunOptions& options, const RepositoryInfo& repo, const plan::Event& event,
             store::Store& store, RunObserver& observer)
-      : options_(options), repo_(repo), event_(event), store_(store), observer_(observer) {
+      : options_(options),
+        repo_(repo),
+        event_(event),
+        store_(store),
+        observer_(observer),
+        gpus_(options) {
     max_parallel_ = options.max_parallel > 0
                         ? options.max_parallel
                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -480,8 +487,11 @@ class Scheduler {
     observer_.job_finished(instance.summary);
   }
 
-  // Starts queued instances while slots are free, in plan order (FIFO).
+  // Starts queued instances while slots are free, in plan order (FIFO). GPU jobs go through
+  // one gpu::QueuePass: the first that must wait reserves its GPUs, later ones backfill around
+  // them.
   void start_ready() {
+    std::optional<GpuPass> pass;
     for (auto& wf : workflows_)
       for (auto& node : wf->nodes)
         for (auto& instance : node->instances) {
@@ -489,37 +499,59 @@ class Scheduler {
           if (running_ >= max_parallel_) return;
           if (node->plan.max_parallel > 0 && node->running >= node->plan.max_parallel) continue;
           if (!claim(instance.claim)) continue;
-          if (!place_on_gpus(instance)) continue;
+          if (!place_on_gpus(instance, pass)) continue;
           launch(*wf, *node, instance);
         }
   }
 
-  // Grants the GPUs an instance asks for, best connected first (gpu::choose_gpus). False when
-  // it must wait; an instance this host can never serve fails at once with the reason.
-  bool place_on_gpus(Instance& instance) {
+  struct GpuPass {
+    GpuSnapshot snapshot;
+    gpu::QueuePass queue;
+    explicit GpuPass(GpuSnapshot taken)
+        : snapshot(std::move(taken)), queue(snapshot.inventory, snapshot.unavailable) {}
+  };
+
+  std::string job_token(const Instance& instance) const {
+    return fmt::format("{}-{}",
+                       options_.job_token_prefix.empty() ? exec::new_job_token()
+                                                         : options_.job_token_prefix,
+                       instance.job_row);
+  }
+
+  // Leases the GPUs an instance asks for, best connected first. False when it must wait; an
+  // instance this host can never serve fails at once with the reason.
+  bool place_on_gpus(Instance& instance, std::optional<GpuPass>& pass) {
+    if (instance.token.empty()) instance.token = job_token(instance);
     if (!instance.gpu_request.wants_gpus()) return true;
-    if (!inventory_) {
-      gpu::DiscoverOptions discover;
-      discover.simulate = options_.simulate_gpus;
-      auto found = gpu::discover_inventory(discover);
-      if (!found) {
-        finish_instance_now(instance, Conclusion::failure, found.error().to_string());
-        maybe_finish_node(*instance.node->workflow, *instance.node);
-        return false;
-      }
-      inventory_ = std::move(*found);
-    }
-    auto decision = gpu::choose_gpus(*inventory_, busy_gpus_, instance.gpu_request);
-    if (decision.verdict == gpu::Verdict::wait) return false;
-    if (decision.verdict == gpu::Verdict::never) {
-      finish_instance_now(instance, Conclusion::failure,
-                          fmt::format("runs-on asks for {}: {}", instance.gpu_request.to_string(),
-                                      decision.reason));
+    auto fail_instance = [&](const std::string& reason) {
+      finish_instance_now(instance, Conclusion::failure, reason);
       maybe_finish_node(*instance.node->workflow, *instance.node);
       return false;
+    };
+    if (!pass) {
+      std::vector<std::string> notes;
+      auto snapshot = gpus_.snapshot(notes);
+      for (const auto& note : notes) observer_.warning(note);
+      if (!snapshot) return fail_instance(snapshot.error().to_string());
+      pass.emplace(std::move(*snapshot));
     }
-    instance.gpus = decision.gpus;
-    busy_gpus_.insert(decision.gpus.begin(), decision.gpus.end());
+    auto decision = pass->queue.place(instance.gpu_request);
+    if (decision.verdict == gpu::Verdict::wait) return false;
+    if (decision.verdict == gpu::Verdict::never)
+      return fail_instance(fmt::format("runs-on asks for {}: {}",
+                                       instance.gpu_request.to_string(), decision.reason));
+    const auto& wf = *instance.node->workflow;
+    store::GpuLease lease;
+    lease.holder = fmt::format("{}: {} / {} (run {})", repo_.root.filename().string(),
+                               wf.selected->name, instance.planned.key, wf.run.id);
+    lease.job_token = instance.token;
+    lease.run_id = wf.run.id;
+    auto leased = gpus_.lease(decision.gpus, lease);
+    if (!leased) return fail_instance(leased.error().to_string());
+    if (!*leased) return false;  // another kiln process took one of them meanwhile
+    instance.gpus.clear();
+    for (int index : decision.gpus)
+      instance.gpus.push_back(pass->snapshot.inventory.gpus.at(static_cast<std::size_t>(index)));
     return true;
   }
 
@@ -529,7 +561,7 @@ class Scheduler {
     std::string uuids, ordinals;
     bool amd = false;
     for (size_t i = 0; i < instance.gpus.size(); ++i) {
-      const auto& info = inventory_->gpus.at(static_cast<size_t>(instance.gpus[i]));
+      const auto& info = instance.gpus[i];
       uuids += (i ? "," : "") + info.uuid;
       ordinals += (i ? "," : "") + std::to_string(i);
       amd = amd || info.vendor == "amd";
@@ -578,6 +610,9 @@ class Scheduler {
          node.plan.max_parallel > 0 ? node.plan.max_parallel : instance.planned.total}};
     setup.workflow_env = wf.env;
     setup.gpu_env = gpu_environment(instance);
+    setup.job_token = instance.token;
+    if (!instance.gpus.empty())
+      setup.after_job = [this, token = instance.token] { return gpus_.after_job(token); };
     setup.kiln_dir = kiln_dir_;
     setup.cancel = &instance.cancel;
     observer_.job_started(instance.planned.key);
@@ -598,7 +633,6 @@ class Scheduler {
     summary.order = ++finished_count_;
     instance.summary = std::move(summary);
     release(instance.claim);
-    for (int gpu : instance.gpus) busy_gpus_.erase(gpu);
     instance.gpus.clear();
     observer_.job_finished(instance.summary);
     if (instance.summary.conclusion == Conclusion::failure && node.plan.fail_fast &&
@@ -739,8 +773,7 @@ class Scheduler {
   int running_ = 0;
   int finished_count_ = 0;
   plan::ConcurrencyGroups groups_;
-  std::optional<gpu::Inventory> inventory_;  // discovered when a job first asks for GPUs
-  std::set<int> busy_gpus_;
+  GpuSupervisor gpus_;  // inventory, leases and health, from the first job that asks for GPUs
   std::map<std::string, Instance*> instance_claims_;
   std::map<std::string, WorkflowState*> workflow_claims_;
   int last_done_ = -1;

@@ -70,6 +70,22 @@ std::string new_job_token() {
   return fmt::format("kiln-{:016x}{:016x}", a, b);
 }
 
+std::string job_token_of(pid_t pid) {
+  auto environ_text = read_proc_file(pid, "environ");
+  const std::string prefix = fmt::format("{}=", k_job_token_variable);
+  std::size_t start = 0;
+  while (start < environ_text.size()) {
+    auto end = environ_text.find('\0', start);
+    if (end == std::string::npos) end = environ_text.size();
+    std::string_view variable(environ_text.data() + start, end - start);
+    if (variable.starts_with(prefix)) return std::string(variable.substr(prefix.size()));
+    start = end + 1;
+  }
+  return {};
+}
+
+std::string describe_process(pid_t pid) { return fmt::format("pid {} ({})", pid, process_name(pid)); }
+
 std::vector<pid_t> find_job_processes(std::string_view token, TokenMatch match) {
   std::vector<pid_t> found;
   if (token.empty()) return found;

@@ -32,6 +32,11 @@ std::string new_job_token();
 enum class TokenMatch { exact, prefix };
 std::vector<pid_t> find_job_processes(std::string_view token, TokenMatch match = TokenMatch::exact);
 
+// The KILN_JOB_TOKEN of a process of this host ("" when it has none, is gone, or its
+// environment cannot be read), and "pid 1234 (python3)" for messages.
+std::string job_token_of(pid_t pid);
+std::string describe_process(pid_t pid);
+
 // Kills every process find_job_processes() finds, and their process groups, and scans again
 // until none is left (a process may fork while we kill) or `patience` has passed. Returns one
 // description per killed process, "pid 1234 (sleep)", for the job log; a process still there

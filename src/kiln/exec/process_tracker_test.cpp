@@ -107,7 +107,14 @@ TEST(ProcessTracker, MatchesTheWholeEntryOnly) {
   ASSERT_EQ(pids.size(), 1u);
   EXPECT_TRUE(find_job_processes(token).empty());
   EXPECT_EQ(find_job_processes(token + "x"), pids);
+  EXPECT_EQ(job_token_of(pids[0]), token + "x");
+  EXPECT_EQ(describe_process(pids[0]), fmt::format("pid {} (sleep)", pids[0]));
   ASSERT_TRUE(kill_job_processes(token + "x"));
+}
+
+TEST(ProcessTracker, AProcessWithoutATokenHasNone) {
+  EXPECT_EQ(job_token_of(::getpid()), ::getenv("KILN_JOB_TOKEN") ? ::getenv("KILN_JOB_TOKEN") : "");
+  EXPECT_EQ(job_token_of(999999999), "");
 }
 
 // A process that started a watchdog (the kiln binary, which the build makes before the tests

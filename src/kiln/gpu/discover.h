@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -24,5 +25,13 @@ struct DiscoverOptions {
 // its driver not loaded (ErrorCode::unsupported) moves on to the next source; any other failure
 // (a bad spec, a timeout) is returned.
 Result<Inventory> discover_inventory(const DiscoverOptions& options);
+
+// The same choice, keeping the provider that answered so that its GPUs can be asked again (live
+// memory, processes, faults). provider is null when no source has GPUs (provider "none").
+struct Discovered {
+  std::unique_ptr<GpuProvider> provider;
+  Inventory inventory;
+};
+Result<Discovered> discover_provider(const DiscoverOptions& options);
 
 }  // namespace kiln::gpu

@@ -119,6 +119,7 @@ CREATE TABLE gpu_quarantine (
   gpu_uuid TEXT NOT NULL,
   reason TEXT NOT NULL,
   since INTEGER NOT NULL,
+  memory_limit_mib INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (host, gpu_uuid)
 );
 )sql";

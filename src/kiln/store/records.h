@@ -211,6 +211,9 @@ struct GpuQuarantine {
   std::string gpu_uuid{};
   std::string reason{};
   TimeMs since = 0;  // 0: now
+  // For a GPU whose memory did not come back: the re-check passes only once the memory in use
+  // is at most this. 0: the usual before-job limit applies.
+  std::uint64_t memory_limit_mib = 0;
 };
 
 }  // namespace kiln::store

@@ -1,5 +1,7 @@
 #include "kiln/store/sqlite_store.h"
 
+#include <cstdlib>
+
 #include <system_error>
 #include <utility>
 
@@ -360,6 +362,18 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& pa
   auto store = std::make_unique<SqliteStore>(std::move(db));
   if (options.mark_interrupted_on_open) KILN_TRY_VOID(store->mark_interrupted(now_ms()));
   return std::unique_ptr<Store>(std::move(store));
+}
+
+std::filesystem::path default_host_store_path() {
+  auto env = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value ? value : "";
+  };
+  if (auto path = env("KILN_HOST_STORE"); !path.empty()) return path;
+  if (auto state = env("XDG_STATE_HOME"); !state.empty())
+    return std::filesystem::path(state) / "kiln" / "host.db";
+  auto home = env("HOME");
+  return std::filesystem::path(home.empty() ? "/tmp" : home) / ".local/state/kiln/host.db";
 }
 
 }  // namespace kiln::store

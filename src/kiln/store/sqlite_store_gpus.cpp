@@ -128,15 +128,16 @@ Result<std::vector<GpuLease>> SqliteStore::list_gpu_leases() {
 
 Status SqliteStore::quarantine_gpu(const GpuQuarantine& record) {
   static constexpr std::string_view k_sql =
-      "INSERT OR REPLACE INTO gpu_quarantine (host, gpu_uuid, reason, since) "
-      "VALUES (?1, ?2, ?3, ?4)";
+      "INSERT OR REPLACE INTO gpu_quarantine (host, gpu_uuid, reason, since, memory_limit_mib) "
+      "VALUES (?1, ?2, ?3, ?4, ?5)";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_)
       .bind(2, record.gpu_uuid)
       .bind(3, record.reason)
-      .bind(4, record.since != 0 ? record.since : now_ms());
+      .bind(4, record.since != 0 ? record.since : now_ms())
+      .bind(5, static_cast<std::int64_t>(record.memory_limit_mib));
   return use->run();
 }
 
@@ -153,7 +154,8 @@ Result<bool> SqliteStore::release_gpu_quarantine(std::string_view gpu_uuid) {
 
 Result<std::vector<GpuQuarantine>> SqliteStore::list_gpu_quarantine() {
   static constexpr std::string_view k_sql =
-      "SELECT gpu_uuid, reason, since FROM gpu_quarantine WHERE host = ?1 ORDER BY gpu_uuid";
+      "SELECT gpu_uuid, reason, since, memory_limit_mib FROM gpu_quarantine WHERE host = ?1 "
+      "ORDER BY gpu_uuid";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
@@ -162,7 +164,8 @@ Result<std::vector<GpuQuarantine>> SqliteStore::list_gpu_quarantine() {
   while (true) {
     KILN_TRY(bool has_row, use->step());
     if (!has_row) break;
-    records.push_back({use->text(0), use->text(1), use->int64(2)});
+    records.push_back({use->text(0), use->text(1), use->int64(2),
+                       static_cast<std::uint64_t>(use->int64(3))});
   }
   return records;
 }

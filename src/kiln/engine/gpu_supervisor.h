@@ -1,0 +1,97 @@
+#pragma once
+// The engine's side of the GPU layer: the host's inventory, the leases every kiln process of the
+// host shares through the host store, and the health rules of gpu/health.h applied before and
+// after each job (quarantine, leftover processes, memory that must come back).
+//
+// Thread-safe: the scheduler asks under its own lock; job threads call after_job.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/core/result.h"
+#include "kiln/engine/engine.h"
+#include "kiln/gpu/gpu.h"
+#include "kiln/store/store.h"
+
+namespace kiln::engine {
+
+// What `kiln gpus` shows for one GPU.
+struct GpuState {
+  enum class Kind { free, leased, busy, quarantined } kind = Kind::free;
+  std::string detail;  // the holder, the busy reason or the quarantine reason
+  std::int64_t since = 0;
+};
+
+// The GPUs as one scheduling pass sees them: a copy, so that job threads refreshing the live
+// state do not change it under the pass.
+struct GpuSnapshot {
+  gpu::Inventory inventory;
+  std::set<int> unavailable;
+};
+
+// A line for a job's log: kind "kiln" or "warning" (RunObserver::job_line's kinds).
+struct JobLogLine {
+  std::string kind;
+  std::string text;
+};
+
+class GpuSupervisor {
+ public:
+  explicit GpuSupervisor(const RunOptions& options) : options_(options) {}
+
+  // The inventory, discovered (and the host store opened) on first use. Errors: the provider
+  // failing or missing its deadline, the host store failing.
+  Result<const gpu::Inventory*> inventory();
+
+  // The inventory and the GPUs that may not take a job now: leased by any kiln process of this
+  // host, quarantined, or busy with memory kiln did not account for. Refreshes the provider's live state (at most
+  // every 500 ms unless `fresh`), reclaims leases of dead kiln processes, kills processes of
+  // finished kiln jobs still on a GPU, quarantines faulty GPUs and returns quarantined GPUs
+  // that pass their re-check to service. One line per such event is appended to `notes`.
+  // `observe` (for `kiln gpus`): look only; kill nothing, change no quarantine.
+  enum class Mode { enforce, observe };
+  Result<GpuSnapshot> snapshot(std::vector<std::string>& notes, bool fresh = false,
+                               Mode mode = Mode::enforce);
+
+  // Leases `gpus` to a job (all or none); false when another process took one of them since
+  // the last snapshot(). Remembers each GPU's memory in use now as the job's baseline.
+  Result<bool> lease(const std::vector<int>& gpus, const store::GpuLease& job);
+
+  // After the job with this token ended: kills its processes still on its GPUs (named in the
+  // returned lines), waits up to the grace period for each GPU's memory to come back to its
+  // baseline, quarantines the GPUs whose memory does not, and releases the job's leases.
+  // Returns the lines for the job's log.
+  std::vector<JobLogLine> after_job(const std::string& token);
+
+  // For `kiln gpus`: each GPU's state, by index, freshly read (Mode::observe).
+  Result<std::vector<GpuState>> states();
+
+  // `kiln gpus --release`: returns a quarantined GPU (index or UUID) to service. not_found for
+  // an unknown GPU; false when it was not quarantined.
+  Result<bool> release(const std::string& gpu);
+
+ private:
+  Status start_locked();
+  Status refresh_locked(bool fresh);
+  int index_of_locked(const std::string& uuid) const;
+
+  const RunOptions& options_;
+  std::mutex mutex_;
+  std::unique_ptr<gpu::GpuProvider> provider_;
+  std::unique_ptr<store::Store> host_;
+  std::optional<gpu::Inventory> inventory_;
+  std::chrono::steady_clock::time_point refreshed_{};
+  struct Held {
+    std::vector<int> gpus;
+    std::vector<std::uint64_t> baseline_mib;
+    std::string holder;
+  };
+  std::map<std::string, Held> held_;  // by job token: this process's leases
+};
+
+}  // namespace kiln::engine
