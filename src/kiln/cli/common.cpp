@@ -1,5 +1,7 @@
 #include "kiln/cli/common.h"
 
+#include "kiln/config/host_config.h"
+
 #include <unistd.h>
 
 #include <fstream>
@@ -31,6 +33,16 @@ Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesy
   if (folder.filename() == ".kiln" && !std::filesystem::exists(folder / ".gitignore", ec))
     std::ofstream(folder / ".gitignore") << "*\n";
   return store;
+}
+
+Status apply_host_config(const std::string& config_flag, engine::RunOptions& options) {
+  std::optional<std::filesystem::path> explicit_file;
+  if (!config_flag.empty()) explicit_file = config_flag;
+  KILN_TRY(auto config, config::find_host_config(explicit_file));
+  options.gpu_labels = std::move(config.gpu_labels);
+  options.gpu_health = config.gpu_health;
+  if (config.host_store) options.host_store = *config.host_store;
+  return {};
 }
 
 Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::path& path) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kiln/core/result.h"
+#include "kiln/engine/engine.h"
 #include "kiln/store/store.h"
 
 namespace kiln::cli {
@@ -21,6 +22,11 @@ int report_error(const Error& error);
 std::filesystem::path default_store_path(const std::filesystem::path& directory);
 Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesystem::path>& path,
                                                  const std::filesystem::path& directory);
+
+// The host configuration (--config FILE, else $KILN_CONFIG, else /etc/kiln/kiln.yml, else the
+// defaults; config/host_config.h) applied to the options: custom GPU labels, GPU health, the
+// host store.
+Status apply_host_config(const std::string& config_flag, engine::RunOptions& options);
 
 // Reads a dotenv file: KEY=VALUE lines, '#' comments, `export ` prefixes, quoted values
 // ("..." with \n escapes, '...' literal). Errors name FILE:LINE.

@@ -27,6 +27,7 @@ struct GpusArgs {
   std::string sysfs_root;
   int deadline_ms = 10000;
   std::string release;
+  std::string config;
 };
 
 std::string_view kind_name(engine::GpuState::Kind kind) {
@@ -121,6 +122,8 @@ int run_gpus(const GpusArgs& args) {
   engine::RunOptions options;
   if (!args.simulate.empty()) options.simulate_gpus = args.simulate;
   if (!args.sysfs_root.empty()) options.gpu_sysfs_root = args.sysfs_root;
+  if (auto applied = apply_host_config(args.config, options); !applied)
+    return report_error(applied.error());
   options.gpu_health.provider_deadline = std::chrono::milliseconds(args.deadline_ms);
   engine::GpuSupervisor supervisor(options);
   auto inventory = supervisor.inventory();
@@ -173,6 +176,8 @@ void add_gpus_command(CLI::App& app, int& exit_code) {
                   "give up on a driver that does not answer within this many milliseconds")
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
+  cmd->add_option("--config", args->config,
+                  "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml)");
   cmd->add_option("--release", args->release,
                   "return this quarantined GPU (index or UUID) to service");
   cmd->callback([args, &exit_code] { exit_code = run_gpus(*args); });

@@ -25,6 +25,7 @@ struct RunArgs {
   bool dry_run = false, json = false, verbose = false, keep_workspaces = false;
   std::string store;
   std::string simulate_gpus;
+  std::string config;
 };
 
 nlohmann::ordered_json to_json(const engine::RunReport& report) {
@@ -115,6 +116,7 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   if (!args.store.empty()) options.store_path = args.store;
   if (!args.simulate_gpus.empty()) options.simulate_gpus = args.simulate_gpus;
   options.keep_workspaces = args.keep_workspaces;
+  KILN_TRY_VOID(apply_host_config(args.config, options));
   return options;
 }
 
@@ -181,6 +183,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--secret-file", args->secret_files, "dotenv file of secrets");
   cmd->add_option("--env-file", args->env_files, "dotenv file of variables for every job");
   cmd->add_option("--max-parallel", args->max_parallel, "jobs at once (default: CPUs)");
+  cmd->add_option("--config", args->config,
+                  "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml)");
   cmd->add_option("--simulate-gpus", args->simulate_gpus,
                   "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
   cmd->add_flag("--dry-run", args->dry_run, "print the plan, run nothing");

@@ -5,13 +5,40 @@
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/engine/planner.h"
+#include "kiln/gpu/discover.h"
 #include "kiln/workflow/loader.h"
 
 namespace kiln::cli {
 namespace {
 
-int validate(const std::vector<std::string>& paths, bool quiet) {
-  std::vector<std::string> targets = paths;
+struct ValidateArgs {
+  std::vector<std::string> paths;
+  bool quiet = false;
+  std::string config;
+  std::string simulate_gpus;
+};
+
+// The GPUs requests are checked against: --simulate-gpus, else this host's when it has some (a
+// machine without GPUs cannot tell what a GPU host could serve).
+Result<std::optional<gpu::Inventory>> inventory_to_check(const ValidateArgs& args,
+                                                         const engine::RunOptions& options) {
+  gpu::DiscoverOptions discover;
+  if (!args.simulate_gpus.empty()) discover.simulate = args.simulate_gpus;
+  discover.deadline = options.gpu_health.provider_deadline;
+  KILN_TRY(auto inventory, gpu::discover_inventory(discover));
+  if (inventory.gpus.empty() && args.simulate_gpus.empty()) return std::nullopt;
+  return std::optional<gpu::Inventory>(std::move(inventory));
+}
+
+int validate(const ValidateArgs& args) {
+  engine::RunOptions options;
+  if (auto applied = apply_host_config(args.config, options); !applied)
+    return report_error(applied.error());
+  auto inventory = inventory_to_check(args, options);
+  if (!inventory) return report_error(inventory.error());
+  const gpu::Inventory* gpus = *inventory ? &**inventory : nullptr;
+  const bool quiet = args.quiet;
+  std::vector<std::string> targets = args.paths;
   if (targets.empty()) targets.push_back(".");
   int files = 0, errors = 0, warnings = 0;
   for (const auto& target : targets) {
@@ -37,7 +64,7 @@ int validate(const std::vector<std::string>& paths, bool quiet) {
       auto display = file.lexically_normal();
       auto loaded = workflow::load_workflow_file(file, display);
       if (loaded.workflow) {
-        auto gpu_errors = engine::check_gpu_labels(*loaded.workflow);
+        auto gpu_errors = engine::check_gpu_labels(*loaded.workflow, options.gpu_labels, gpus);
         loaded.diagnostics.insert(loaded.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
       }
       for (const auto& diagnostic : loaded.diagnostics) {
@@ -56,12 +83,17 @@ int validate(const std::vector<std::string>& paths, bool quiet) {
 }  // namespace
 
 void add_validate_command(CLI::App& app, int& exit_code) {
-  auto paths = std::make_shared<std::vector<std::string>>();
-  auto quiet = std::make_shared<bool>(false);
+  auto args = std::make_shared<ValidateArgs>();
   auto* cmd = app.add_subcommand("validate", "check workflow files; errors as FILE:LINE:COL");
-  cmd->add_option("paths", *paths, "workflow files or directories (default: .)");
-  cmd->add_flag("-q,--quiet", *quiet, "print only the problems");
-  cmd->callback([paths, quiet, &exit_code] { exit_code = validate(*paths, *quiet); });
+  cmd->add_option("paths", args->paths, "workflow files or directories (default: .)");
+  cmd->add_flag("-q,--quiet", args->quiet, "print only the problems");
+  cmd->add_option("--config", args->config,
+                  "host configuration: custom GPU labels (default: $KILN_CONFIG, else "
+                  "/etc/kiln/kiln.yml)");
+  cmd->add_option("--simulate-gpus", args->simulate_gpus,
+                  "check GPU requests against this simulated inventory (default: this host's "
+                  "GPUs, when it has some)");
+  cmd->callback([args, &exit_code] { exit_code = validate(*args); });
 }
 
 }  // namespace kiln::cli

@@ -16,6 +16,7 @@
 
 #include "kiln/core/result.h"
 #include "kiln/gpu/health.h"
+#include "kiln/gpu/labels.h"
 #include "kiln/store/records.h"
 
 namespace kiln::store {
@@ -43,6 +44,8 @@ struct RunOptions {
   // Where GPU leases and quarantine are kept (store::default_host_store_path() when empty).
   std::filesystem::path host_store;
   gpu::HealthPolicy gpu_health;
+  // The host config's custom runs-on labels (gpu-a100, linux.rocm.gpu.gfx942.2 ...).
+  gpu::GpuLabelMap gpu_labels;
   bool keep_workspaces = false;
   // Every job's KILN_JOB_TOKEN is this prefix, '-', and the job's id, so that a watchdog can
   // find every process of this run (exec::start_orphan_reaper). Empty: one is made up.

@@ -1,5 +1,7 @@
 #include "kiln/engine/planner.h"
 
+#include "kiln/gpu/allocator.h"
+
 #include <algorithm>
 #include <set>
 
@@ -83,18 +85,40 @@ expr::Value typed_inputs(const workflow::Workflow& workflow,
   return inputs;
 }
 
-workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow) {
+workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
+                                       const gpu::GpuLabelMap& custom,
+                                       const gpu::Inventory* inventory) {
   workflow::Diagnostics diagnostics;
   for (const auto& job : workflow.jobs) {
     std::vector<gpu::GpuLabel> labels;
-    for (const auto& label : job.runs_on.labels)
-      if (!expr::has_template(label.value)) labels.push_back({label.value, label.where});
-    auto request = gpu::parse_gpu_request(labels);
+    bool templated = false;
+    for (const auto& label : job.runs_on.labels) {
+      if (expr::has_template(label.value))
+        templated = true;
+      else
+        labels.push_back({label.value, label.where});
+    }
+    auto expanded = custom.expand(labels);
+    auto request = gpu::parse_gpu_request(expanded);
     if (!request) {
       const auto& error = request.error();
       diagnostics.push_back({workflow::Severity::error,
                              error.where.empty() ? job.runs_on.where : error.where, error.message});
+      continue;
     }
+    // A label from a matrix may still add to the request: only whole requests are judged.
+    if (!inventory || templated || !request->wants_gpus()) continue;
+    auto decision = gpu::choose_gpus(*inventory, {}, *request);
+    if (decision.verdict != gpu::Verdict::never) continue;
+    SourceLocation where = job.runs_on.where;
+    for (const auto& label : expanded)
+      if (label.value.starts_with("gpu")) {
+        where = label.where;
+        break;
+      }
+    diagnostics.push_back({workflow::Severity::error, where,
+                           fmt::format("job '{}' asks for {}: {}", job.id, request->to_string(),
+                                       decision.reason)});
   }
   return diagnostics;
 }
@@ -218,7 +242,7 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     selection.diagnostics.insert(selection.diagnostics.end(), loaded.diagnostics.begin(),
                                  loaded.diagnostics.end());
     if (!loaded.workflow) continue;
-    auto gpu_errors = check_gpu_labels(*loaded.workflow);
+    auto gpu_errors = check_gpu_labels(*loaded.workflow, options.gpu_labels);
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
     if (!gpu_errors.empty()) continue;
     for (const auto& job : loaded.workflow->jobs) jobs_found.insert(job.id);

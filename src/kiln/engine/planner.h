@@ -11,6 +11,8 @@
 
 #include "kiln/core/result.h"
 #include "kiln/engine/engine.h"
+#include "kiln/gpu/gpu.h"
+#include "kiln/gpu/labels.h"
 #include "kiln/engine/repository.h"
 #include "kiln/plan/event.h"
 #include "kiln/workflow/diagnostic.h"
@@ -69,8 +71,12 @@ expr::Value typed_inputs(const workflow::Workflow& workflow,
                          const std::map<std::string, std::string>& values);
 
 // GPU requests that can be checked before anything runs: each job's runs-on labels that hold
-// no expression, parsed with the GPU label grammar; a malformed one is an error at its label.
-workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow);
+// no expression, custom labels expanded by the host config's map, parsed with the GPU label
+// grammar; a malformed one is an error at its label. With an inventory, a request that inventory
+// can never satisfy is an error too.
+workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
+                                       const gpu::GpuLabelMap& custom = {},
+                                       const gpu::Inventory* inventory = nullptr);
 
 // One error carrying every error diagnostic, one per line (the first is the error's location).
 Error diagnostics_error(const workflow::Diagnostics& diagnostics);

@@ -63,6 +63,7 @@ struct Instance {
   gpu::GpuRequest gpu_request;      // from the labels; wants_gpus() false: none
   std::vector<gpu::GpuInfo> gpus;  // the GPUs leased to it while it runs
   std::string token;               // its KILN_JOB_TOKEN, set when it is placed
+  SourceLocation gpu_where;        // the runs-on label that asks for GPUs, for messages
   JobSummary summary;
   std::thread thread;
 };
@@ -399,6 +400,9 @@ class Scheduler {
           error = value.error().to_string();
         }
       }
+      gpu_labels = options_.gpu_labels.expand(gpu_labels);
+      for (const auto& label : gpu_labels)
+        if (label.value.starts_with("gpu") && instance.gpu_where.empty()) instance.gpu_where = label.where;
       if (auto request = gpu::parse_gpu_request(gpu_labels))
         instance.gpu_request = *request;
       else
@@ -538,7 +542,8 @@ class Scheduler {
     auto decision = pass->queue.place(instance.gpu_request);
     if (decision.verdict == gpu::Verdict::wait) return false;
     if (decision.verdict == gpu::Verdict::never)
-      return fail_instance(fmt::format("runs-on asks for {}: {}",
+      return fail_instance(fmt::format("{}: runs-on asks for {}: {}",
+                                       instance.gpu_where.to_string(),
                                        instance.gpu_request.to_string(), decision.reason));
     const auto& wf = *instance.node->workflow;
     store::GpuLease lease;

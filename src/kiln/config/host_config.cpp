@@ -1,0 +1,199 @@
+#include "kiln/config/host_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace kiln::config {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class Reader {
+ public:
+  explicit Reader(fs::path file) : file_(std::move(file)) {}
+
+  SourceLocation where(const YAML::Node& node) const {
+    auto mark = node.Mark();
+    if (mark.line < 0) return {file_.string(), 0, 0};
+    return {file_.string(), mark.line + 1, mark.column + 1};
+  }
+
+  template <class... Args>
+  std::unexpected<Error> error(const YAML::Node& node, fmt::format_string<Args...> format,
+                               Args&&... args) const {
+    return make_error(ErrorCode::invalid_input, fmt::format(format, std::forward<Args>(args)...),
+                      where(node));
+  }
+
+  // A mapping whose keys are all in `allowed` (null or absent: empty).
+  Status mapping(const YAML::Node& node, std::string_view path,
+                 const std::set<std::string>& allowed) const {
+    if (!node || node.IsNull()) return {};
+    if (!node.IsMap()) return error(node, "{}: expected a mapping", path);
+    for (const auto& entry : node) {
+      auto key = entry.first.as<std::string>();
+      if (!allowed.contains(key)) {
+        std::string known;
+        for (const auto& name : allowed) known += (known.empty() ? "" : ", ") + name;
+        return error(entry.first, "{}: unknown key '{}' (known: {})", path, key, known);
+      }
+    }
+    return {};
+  }
+
+  Result<std::string> scalar(const YAML::Node& node, std::string_view path) const {
+    if (!node.IsScalar()) return error(node, "{}: expected a single value", path);
+    return node.Scalar();
+  }
+
+  const fs::path& file() const { return file_; }
+
+ private:
+  fs::path file_;
+};
+
+Status read_health(const Reader& reader, const YAML::Node& node, gpu::HealthPolicy& health) {
+  KILN_TRY_VOID(reader.mapping(node, "gpus.health",
+                               {"max_memory_used_before_job", "memory_tolerance_after_job",
+                                "memory_grace", "provider_deadline"}));
+  if (!node || node.IsNull()) return {};
+  for (const auto& entry : node) {
+    auto key = entry.first.as<std::string>();
+    auto path = "gpus.health." + key;
+    KILN_TRY(auto text, reader.scalar(entry.second, path));
+    auto attach = [&](Error error) {
+      error.message = fmt::format("{}: {}", path, error.message);
+      error.where = reader.where(entry.second);
+      return std::unexpected(std::move(error));
+    };
+    if (key == "max_memory_used_before_job" || key == "memory_tolerance_after_job") {
+      auto amount = gpu::parse_memory_amount(text);
+      if (!amount) return attach(amount.error());
+      (key == "max_memory_used_before_job" ? health.max_used_before_job
+                                           : health.memory_tolerance) = *amount;
+    } else {
+      auto duration = parse_duration(text);
+      if (!duration) return attach(duration.error());
+      if (key == "provider_deadline" && duration->count() == 0)
+        return reader.error(entry.second, "{}: must be more than 0", path);
+      (key == "memory_grace" ? health.memory_grace : health.provider_deadline) = *duration;
+    }
+  }
+  return {};
+}
+
+Status read_labels(const Reader& reader, const YAML::Node& node, gpu::GpuLabelMap& labels) {
+  if (!node || node.IsNull()) return {};
+  if (!node.IsMap()) return reader.error(node, "gpus.labels: expected a mapping");
+  for (const auto& entry : node) {
+    auto pattern = entry.first.as<std::string>();
+    std::vector<std::string> request;
+    if (entry.second.IsScalar()) {
+      std::istringstream words(entry.second.Scalar());
+      for (std::string word; words >> word;) request.push_back(word);
+    } else if (entry.second.IsSequence()) {
+      for (const auto& item : entry.second) {
+        KILN_TRY(auto word, reader.scalar(item, "gpus.labels." + pattern));
+        request.push_back(word);
+      }
+    } else {
+      return reader.error(entry.second,
+                          "gpus.labels.{}: expected labels ('gpu:2 gpu-arch:gfx942' or a list)",
+                          pattern);
+    }
+    if (auto added = labels.add(pattern, request, reader.where(entry.second)); !added) {
+      auto error = added.error();
+      error.where = reader.where(entry.second);
+      return std::unexpected(std::move(error));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
+  auto bad = [&] {
+    return fail(ErrorCode::invalid_input, "'{}' is not a duration (e.g. 500ms, 10s, 2m)", text);
+  };
+  std::size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
+                                  text[digits] == '.'))
+    ++digits;
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + digits, value);
+  if (digits == 0 || ec != std::errc() || end != text.data() + digits) return bad();
+  auto unit = text.substr(digits);
+  double ms = 0;
+  if (unit == "ms") {
+    ms = value;
+  } else if (unit == "s") {
+    ms = value * 1000;
+  } else if (unit == "m") {
+    ms = value * 60'000;
+  } else if (unit == "h") {
+    ms = value * 3'600'000;
+  } else {
+    return bad();
+  }
+  return std::chrono::milliseconds(static_cast<long long>(ms));
+}
+
+Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file) {
+  Reader reader(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return make_error(ErrorCode::invalid_input, e.msg,
+                      SourceLocation{file.string(), e.mark.line + 1, e.mark.column + 1});
+  }
+  HostConfig config;
+  config.file = file;
+  if (!root || root.IsNull()) return config;
+  try {
+    KILN_TRY_VOID(reader.mapping(root, "kiln.yml", {"host_store", "gpus"}));
+    if (auto store = root["host_store"]; store && !store.IsNull()) {
+      KILN_TRY(auto path, reader.scalar(store, "host_store"));
+      if (path.empty()) return reader.error(store, "host_store: must not be empty");
+      fs::path resolved = path;
+      if (resolved.is_relative()) resolved = file.parent_path() / resolved;
+      config.host_store = resolved;
+    }
+    if (auto gpus = root["gpus"]; gpus && !gpus.IsNull()) {
+      KILN_TRY_VOID(reader.mapping(gpus, "gpus", {"labels", "health"}));
+      KILN_TRY_VOID(read_labels(reader, gpus["labels"], config.gpu_labels));
+      KILN_TRY_VOID(read_health(reader, gpus["health"], config.gpu_health));
+    }
+  } catch (const YAML::Exception& e) {
+    return make_error(ErrorCode::invalid_input, e.msg,
+                      SourceLocation{file.string(), e.mark.line + 1, e.mark.column + 1});
+  }
+  return config;
+}
+
+Result<HostConfig> load_host_config(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    return make_error(ErrorCode::not_found, "cannot read the host configuration",
+                      SourceLocation{file.string(), 0, 0});
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_host_config(text.str(), file);
+}
+
+Result<HostConfig> find_host_config(const std::optional<fs::path>& explicit_file) {
+  if (explicit_file) return load_host_config(*explicit_file);
+  if (const char* env = std::getenv("KILN_CONFIG"); env && *env) return load_host_config(env);
+  std::error_code ec;
+  if (fs::exists("/etc/kiln/kiln.yml", ec)) return load_host_config("/etc/kiln/kiln.yml");
+  return HostConfig{};
+}
+
+}  // namespace kiln::config

@@ -1,0 +1,97 @@
+#include "kiln/config/host_config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace kiln::config {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+TEST(HostConfig, EveryKey) {
+  auto config = parse_host_config(R"(host_store: state/host.db
+gpus:
+  labels:
+    gpu-a100: gpu gpu-model:a100
+    linux.rocm.gpu.{arch}.{count}: gpu:{count} gpu-vendor:amd gpu-arch:{arch}
+  health:
+    max_memory_used_before_job: 2G
+    memory_tolerance_after_job: 1%
+    memory_grace: 1.5s
+    provider_deadline: 2m
+)",
+                                  "/etc/kiln/kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->host_store, fs::path("/etc/kiln/state/host.db"));
+  EXPECT_EQ(config->gpu_health.max_used_before_job.of(100000), 2048u);
+  EXPECT_EQ(config->gpu_health.memory_tolerance.of(100000), 1000u);
+  EXPECT_EQ(config->gpu_health.memory_grace, 1500ms);
+  EXPECT_EQ(config->gpu_health.provider_deadline, 120000ms);
+  std::vector<gpu::GpuLabel> labels = {{"linux.rocm.gpu.gfx90a.4", {}}};
+  EXPECT_EQ(gpu::parse_gpu_request(config->gpu_labels.expand(labels))->to_string(),
+            "gpu:4 gpu-vendor:amd gpu-arch:gfx90a");
+}
+
+TEST(HostConfig, EmptyMeansDefaults) {
+  auto config = parse_host_config("", "kiln.yml");
+  ASSERT_TRUE(config);
+  EXPECT_FALSE(config->host_store);
+  EXPECT_TRUE(config->gpu_labels.empty());
+  EXPECT_EQ(config->gpu_health.memory_grace, 10000ms);
+}
+
+TEST(HostConfig, ErrorsSayWhere) {
+  struct Case {
+    const char* text;
+    int line, column;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"gpus:\n  lables: {}\n", 2, 3,
+       "gpus: unknown key 'lables' (known: health, labels)"},
+      {"gpus:\n  health:\n    memory_grace: 10x\n", 3, 19,
+       "gpus.health.memory_grace: '10x' is not a duration (e.g. 500ms, 10s, 2m)"},
+      {"gpus:\n  health:\n    max_memory_used_before_job: lots\n", 3, 33,
+       "gpus.health.max_memory_used_before_job: 'lots' is not an amount of GPU memory (e.g. "
+       "512M, 2G, 5%)"},
+      {"gpus:\n  labels:\n    gpu-a100: gpu:two\n", 3, 15,
+       "runs-on label 'gpu:two': the GPU count must be a positive integer or 'all'"},
+      {"runners: 3\n", 1, 1, "kiln.yml: unknown key 'runners' (known: gpus, host_store)"},
+      {"gpus: [1, 2\n", 2, 1, ""},
+  };
+  for (const auto& c : cases) {
+    auto config = parse_host_config(c.text, "kiln.yml");
+    ASSERT_FALSE(config) << c.text;
+    EXPECT_EQ(config.error().code, ErrorCode::invalid_input);
+    EXPECT_EQ(config.error().where.file, "kiln.yml");
+    EXPECT_EQ(config.error().where.line, c.line) << c.text;
+    if (*c.message) {
+      EXPECT_EQ(config.error().where.column, c.column) << c.text;
+      EXPECT_EQ(config.error().message, c.message);
+    }
+  }
+}
+
+TEST(HostConfig, FoundFromTheFlagOrTheEnvironment) {
+  auto dir = fs::temp_directory_path() / ("kiln-config-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "kiln.yml") << "gpus:\n  health:\n    memory_grace: 3s\n";
+  auto flagged = find_host_config(dir / "kiln.yml");
+  ASSERT_TRUE(flagged);
+  EXPECT_EQ(flagged->gpu_health.memory_grace, 3000ms);
+  ::setenv("KILN_CONFIG", (dir / "kiln.yml").c_str(), 1);
+  auto from_env = find_host_config(std::nullopt);
+  ::unsetenv("KILN_CONFIG");
+  ASSERT_TRUE(from_env);
+  EXPECT_EQ(from_env->file, dir / "kiln.yml");
+  auto missing = find_host_config(dir / "nope.yml");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln::config
