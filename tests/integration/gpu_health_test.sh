@@ -184,9 +184,15 @@ expect_contains "$OUT$ERR" "GPU 1 (GPU-sim-000000000001) quarantined: fault: 2 u
   "the faulty GPU is quarantined with the fault"
 expect_contains "$(grep start "$EVENTS" | tail -1)" "GPU-sim-000000000000" "the job runs on the healthy GPU"
 
-# ---- custom labels from kiln.yml ---------------------------------------------------------------
 python3 "$SPEC_TOOL" clear
+kiln run -C "$ITEST_DIR/b" --simulate-gpus "$SPEC"
+kiln gpus --json --simulate-gpus "$SPEC"
+expect_json 'd["gpus"][1]["state"]["kind"]' quarantined \
+  "a fault quarantine stays after the fault is gone: only --release lifts it"
 kiln gpus --simulate-gpus "$SPEC" --release 1
+expect_contains "$OUT" "GPU 1 released from quarantine" "--release lifts a fault quarantine"
+
+# ---- custom labels from kiln.yml ---------------------------------------------------------------
 cat >"$ITEST_DIR/labels.yml" <<'YAML'
 gpus:
   labels:

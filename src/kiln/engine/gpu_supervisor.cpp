@@ -128,7 +128,7 @@ Result<GpuSnapshot> GpuSupervisor::snapshot(std::vector<std::string>& notes, boo
     if (auto it = quarantine_of.find(gpu.uuid); it != quarantine_of.end()) {
       if (out.contains(gpu.index)) continue;  // leased: re-checked after its job
       auto problem = gpu::recheck_problem(gpu, it->second->memory_limit_mib, options_.gpu_health);
-      if (problem || !enforce) {
+      if (problem || !enforce || it->second->manual_release) {
         out.insert(gpu.index);
         continue;
       }
@@ -140,8 +140,9 @@ Result<GpuSnapshot> GpuSupervisor::snapshot(std::vector<std::string>& notes, boo
     }
     auto check = gpu::check_before_job(gpu, options_.gpu_health);
     if (enforce && check.readiness == gpu::Readiness::faulty && !out.contains(gpu.index)) {
-      KILN_TRY_VOID(host_->quarantine_gpu({gpu.uuid, check.reason, 0, 0}));
-      notes.push_back(fmt::format("{} quarantined: {}", gpu_name(gpu), check.reason));
+      KILN_TRY_VOID(host_->quarantine_gpu({gpu.uuid, check.reason, 0, 0, true}));
+      notes.push_back(fmt::format("{} quarantined: {} (`kiln gpus --release {}` once it is fixed)",
+                                  gpu_name(gpu), check.reason, gpu.index));
     }
     if (check.readiness != gpu::Readiness::ready) out.insert(gpu.index);
   }
@@ -221,7 +222,8 @@ std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
         reason += fmt::format("; held by {} ({} MiB)", exec::describe_process(process.pid),
                               process.used_mib);
     }
-    if (auto quarantined = host_->quarantine_gpu({gpu.uuid, reason, 0, limit}); !quarantined)
+    if (auto quarantined = host_->quarantine_gpu({gpu.uuid, reason, 0, limit, false});
+        !quarantined)
       lines.push_back({"warning", fmt::format("cannot quarantine {}: {}", gpu_name(gpu),
                                               quarantined.error().to_string())});
     lines.push_back({"warning", fmt::format("{} quarantined: {}", gpu_name(gpu), reason)});

@@ -52,6 +52,16 @@ constexpr unsigned long long k_value_not_available = ~0ULL;
 constexpr int k_memory_error_uncorrected = 1;  // nvmlMemoryErrorType_t
 constexpr int k_ecc_counter_volatile = 0;      // nvmlEccCounterType_t: since the driver loaded
 
+using EventSet = struct EventSetOpaque*;  // nvmlEventSet_t
+struct EventData {                          // nvmlEventData_t
+  Device device;
+  unsigned long long event_type;
+  unsigned long long event_data;  // for Xid events: the Xid
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+constexpr unsigned long long k_event_xid_critical_error = 0x8;  // nvmlEventTypeXidCriticalError
+
 // nvmlGpuTopologyLevel_t
 constexpr int k_topology_internal = 0;
 constexpr int k_topology_single = 10;
@@ -84,6 +94,10 @@ using GetNvLinkRemotePciInfoFn = Return (*)(Device, unsigned int, PciInfo*);  //
 using GetRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
 // nvmlDeviceGetTotalEccErrors(device, error type, counter type, count)
 using GetTotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);
+using EventSetCreateFn = Return (*)(EventSet*);                          // nvmlEventSetCreate
+using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);  // ..RegisterEvents
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);   // nvmlEventSetWait_v2
+using EventSetFreeFn = Return (*)(EventSet);                             // nvmlEventSetFree
 }
 
 }  // namespace kiln::gpu::nvml

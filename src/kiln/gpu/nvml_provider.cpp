@@ -33,6 +33,10 @@ struct NvmlApi {
   nvml::GetNvLinkRemotePciInfoFn get_nvlink_remote_pci = nullptr;
   nvml::GetRunningProcessesFn get_processes = nullptr;
   nvml::GetTotalEccErrorsFn get_ecc_errors = nullptr;
+  nvml::EventSetCreateFn event_set_create = nullptr;
+  nvml::RegisterEventsFn register_events = nullptr;
+  nvml::EventSetWaitFn event_set_wait = nullptr;
+  nvml::EventSetFreeFn event_set_free = nullptr;
 
   std::string describe(nvml::Return code) const {
     const char* text = error_string ? error_string(code) : nullptr;
@@ -137,6 +141,10 @@ Result<std::shared_ptr<const NvmlApi>> load_nvml(const std::string& library) {
   resolve(handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api->get_nvlink_remote_pci);
   resolve(handle, "nvmlDeviceGetComputeRunningProcesses_v3", api->get_processes);
   resolve(handle, "nvmlDeviceGetTotalEccErrors", api->get_ecc_errors);
+  resolve(handle, "nvmlEventSetCreate", api->event_set_create);
+  resolve(handle, "nvmlDeviceRegisterEvents", api->register_events);
+  resolve(handle, "nvmlEventSetWait_v2", api->event_set_wait);
+  resolve(handle, "nvmlEventSetFree", api->event_set_free);
 
   std::pair<const char*, bool> required[] = {
       {"nvmlInit_v2", api->init != nullptr},
@@ -266,12 +274,79 @@ Result<Inventory> read_nvml(const NvmlApi& api, const std::filesystem::path& sys
   return inventory;
 }
 
+// Xid events arrive on an NVML event set, which lives only while NVML is initialised: the watch
+// holds one init of its own for the provider's life, registers every GPU for critical Xid
+// events once, and drains what arrived on each query. An Xid is remembered for the life of the
+// provider (the event is gone once read), so the GPU keeps the fault.
+struct NvmlProvider::XidWatch {
+  std::mutex mutex;
+  std::shared_ptr<const NvmlApi> api;
+  nvml::EventSet set = nullptr;
+  bool started = false;
+  std::map<std::string, std::vector<std::string>> faults;  // by GPU UUID
+
+  ~XidWatch() {
+    if (!set) return;
+    if (api->event_set_free) api->event_set_free(set);
+    api->shutdown();
+  }
+
+  void poll(Inventory& inventory) {
+    std::lock_guard lock(mutex);
+    if (!api->event_set_create || !api->register_events || !api->event_set_wait) return;
+    unsigned count = 0;
+    if (!started) {
+      started = true;
+      if (api->init() != nvml::k_success) return;
+      if (api->event_set_create(&set) != nvml::k_success) {
+        set = nullptr;
+        api->shutdown();
+        return;
+      }
+      if (api->get_count(&count) == nvml::k_success)
+        for (unsigned i = 0; i < count; ++i) {
+          nvml::Device device{};
+          // Not every GPU (or VM) supports the event: such a GPU simply reports no Xid.
+          if (api->get_handle(i, &device) == nvml::k_success)
+            (void)api->register_events(device, nvml::k_event_xid_critical_error, set);
+        }
+    }
+    if (!set) return;
+    for (int drained = 0; drained < 1024; ++drained) {
+      nvml::EventData event{};
+      if (api->event_set_wait(set, &event, 0) != nvml::k_success) break;
+      if (!(event.event_type & nvml::k_event_xid_critical_error)) continue;
+      char uuid[nvml::k_uuid_buffer] = {};
+      if (api->get_uuid(event.device, uuid, sizeof uuid) != nvml::k_success) continue;
+      faults[buffer_string(uuid, sizeof uuid)].push_back(
+          fmt::format("Xid {} (a critical error the driver reported)", event.event_data));
+    }
+    for (auto& gpu : inventory.gpus)
+      if (auto it = faults.find(gpu.uuid); it != faults.end())
+        gpu.faults.insert(gpu.faults.end(), it->second.begin(), it->second.end());
+  }
+};
+
+NvmlProvider::NvmlProvider(std::string library, std::filesystem::path sysfs_root)
+    : library_(std::move(library)), sysfs_root_(std::move(sysfs_root)) {}
+
+NvmlProvider::~NvmlProvider() = default;
+
 Result<Inventory> NvmlProvider::inventory(std::chrono::milliseconds deadline) {
   // dlopen runs the library's constructors only; it does not talk to the driver, so it is done
   // here, and only the queries run under the deadline.
   KILN_TRY(auto api, load_nvml(library_));
-  return call_with_deadline<Inventory>([api, root = sysfs_root_] { return read_nvml(*api, root); },
-                                       deadline, "NVML");
+  if (!xid_) {
+    xid_ = std::make_shared<XidWatch>();
+    xid_->api = api;
+  }
+  return call_with_deadline<Inventory>(
+      [api, root = sysfs_root_, xid = xid_]() -> Result<Inventory> {
+        KILN_TRY(auto inventory, read_nvml(*api, root));
+        xid->poll(inventory);
+        return inventory;
+      },
+      deadline, "NVML");
 }
 
 }  // namespace kiln::gpu

@@ -29,18 +29,23 @@ Result<std::shared_ptr<const NvmlApi>> load_nvml(const std::string& library = k_
 // Queries NVML now, on the calling thread: init, read, shutdown.
 Result<Inventory> read_nvml(const NvmlApi& api, const std::filesystem::path& sysfs_root = "/");
 
+// Faults: uncorrected ECC errors since the driver loaded, and critical Xid events
+// (nvmlEventTypeXidCriticalError) that arrived since this provider's first query; an Xid stays a
+// fault of its GPU for the provider's life.
 class NvmlProvider : public GpuProvider {
  public:
   explicit NvmlProvider(std::string library = k_nvml_library,
-                        std::filesystem::path sysfs_root = "/")
-      : library_(std::move(library)), sysfs_root_(std::move(sysfs_root)) {}
+                        std::filesystem::path sysfs_root = "/");
+  ~NvmlProvider() override;
   // Loads the library (first call), then queries on a worker thread within `deadline`.
   Result<Inventory> inventory(std::chrono::milliseconds deadline) override;
   std::string name() const override { return "nvml"; }
 
  private:
+  struct XidWatch;
   std::string library_;
   std::filesystem::path sysfs_root_;
+  std::shared_ptr<XidWatch> xid_;  // shared with query threads that may outlive a deadline
 };
 
 }  // namespace kiln::gpu

@@ -82,6 +82,22 @@ TEST_F(FakeNvml, ProcessesAndFaults) {
             std::vector<std::string>{"2 uncorrected ECC errors since the driver loaded"});
 }
 
+TEST_F(FakeNvml, AnXidEventIsAFaultForTheProvidersLife) {
+  NvmlProvider provider(KILN_FAKE_NVML, root_);
+  auto before = provider.inventory(5s);  // registers for events; none yet
+  ASSERT_TRUE(before) << before.error().to_string();
+  EXPECT_TRUE(before->gpus[2].faults.empty());
+  setenv("FAKE_NVML_XID", "2:79", 1);
+  auto after = provider.inventory(5s);
+  auto again = provider.inventory(5s);  // the event was read once; the fault stays
+  unsetenv("FAKE_NVML_XID");
+  ASSERT_TRUE(after && again);
+  const std::vector<std::string> xid{"Xid 79 (a critical error the driver reported)"};
+  EXPECT_EQ(after->gpus[2].faults, xid);
+  EXPECT_EQ(again->gpus[2].faults, xid);
+  EXPECT_TRUE(after->gpus[0].faults.empty());
+}
+
 TEST_F(FakeNvml, LinksFromNvLinkThenTheCommonAncestor) {
   NvmlProvider provider(KILN_FAKE_NVML, root_);
   auto inv = provider.inventory(5s);

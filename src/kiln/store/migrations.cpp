@@ -120,6 +120,7 @@ CREATE TABLE gpu_quarantine (
   reason TEXT NOT NULL,
   since INTEGER NOT NULL,
   memory_limit_mib INTEGER NOT NULL DEFAULT 0,
+  manual_release INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (host, gpu_uuid)
 );
 )sql";

@@ -214,6 +214,8 @@ struct GpuQuarantine {
   // For a GPU whose memory did not come back: the re-check passes only once the memory in use
   // is at most this. 0: the usual before-job limit applies.
   std::uint64_t memory_limit_mib = 0;
+  // Only `kiln gpus --release` lifts it (a hardware fault: a person should look first).
+  bool manual_release = false;
 };
 
 }  // namespace kiln::store

@@ -128,8 +128,9 @@ Result<std::vector<GpuLease>> SqliteStore::list_gpu_leases() {
 
 Status SqliteStore::quarantine_gpu(const GpuQuarantine& record) {
   static constexpr std::string_view k_sql =
-      "INSERT OR REPLACE INTO gpu_quarantine (host, gpu_uuid, reason, since, memory_limit_mib) "
-      "VALUES (?1, ?2, ?3, ?4, ?5)";
+      "INSERT OR REPLACE INTO gpu_quarantine "
+      "(host, gpu_uuid, reason, since, memory_limit_mib, manual_release) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
@@ -137,7 +138,8 @@ Status SqliteStore::quarantine_gpu(const GpuQuarantine& record) {
       .bind(2, record.gpu_uuid)
       .bind(3, record.reason)
       .bind(4, record.since != 0 ? record.since : now_ms())
-      .bind(5, static_cast<std::int64_t>(record.memory_limit_mib));
+      .bind(5, static_cast<std::int64_t>(record.memory_limit_mib))
+      .bind(6, record.manual_release ? 1 : 0);
   return use->run();
 }
 
@@ -154,7 +156,8 @@ Result<bool> SqliteStore::release_gpu_quarantine(std::string_view gpu_uuid) {
 
 Result<std::vector<GpuQuarantine>> SqliteStore::list_gpu_quarantine() {
   static constexpr std::string_view k_sql =
-      "SELECT gpu_uuid, reason, since, memory_limit_mib FROM gpu_quarantine WHERE host = ?1 "
+      "SELECT gpu_uuid, reason, since, memory_limit_mib, manual_release FROM gpu_quarantine "
+      "WHERE host = ?1 "
       "ORDER BY gpu_uuid";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
@@ -165,7 +168,7 @@ Result<std::vector<GpuQuarantine>> SqliteStore::list_gpu_quarantine() {
     KILN_TRY(bool has_row, use->step());
     if (!has_row) break;
     records.push_back({use->text(0), use->text(1), use->int64(2),
-                       static_cast<std::uint64_t>(use->int64(3))});
+                       static_cast<std::uint64_t>(use->int64(3)), use->int64(4) != 0});
   }
   return records;
 }

@@ -134,21 +134,23 @@ TEST_F(GpuLeaseTest, RacingProcessesNeverShareAGpu) {
 
 TEST_F(GpuLeaseTest, QuarantineIsReplacedListedAndReleased) {
   auto store = open();
-  ASSERT_TRUE(store->quarantine_gpu({"GPU-b", "memory did not come back", 0, 600}));
-  ASSERT_TRUE(store->quarantine_gpu({"GPU-a", "uncorrected ECC errors", 5, 0}));
-  ASSERT_TRUE(store->quarantine_gpu({"GPU-b", "xid 79", 7, 0}));
+  ASSERT_TRUE(store->quarantine_gpu({"GPU-b", "memory did not come back", 0, 600, false}));
+  ASSERT_TRUE(store->quarantine_gpu({"GPU-a", "uncorrected ECC errors", 5, 0, true}));
+  ASSERT_TRUE(store->quarantine_gpu({"GPU-b", "xid 79", 7, 0, true}));
   auto listed = store->list_gpu_quarantine();
   ASSERT_TRUE(listed);
   ASSERT_EQ(listed->size(), 2u);
   EXPECT_EQ((*listed)[0].gpu_uuid, "GPU-a");
   EXPECT_EQ((*listed)[1].memory_limit_mib, 0u);  // replaced, not merged
+  EXPECT_TRUE((*listed)[1].manual_release);
   EXPECT_EQ((*listed)[1].reason, "xid 79");
   EXPECT_EQ((*listed)[1].since, 7);
   EXPECT_EQ(store->release_gpu_quarantine("GPU-b").value_or(false), true);
   EXPECT_EQ(store->release_gpu_quarantine("GPU-b").value_or(true), false);
   EXPECT_EQ(store->list_gpu_quarantine()->size(), 1u);
-  ASSERT_TRUE(store->quarantine_gpu({"GPU-c", "memory did not come back", 0, 600}));
+  ASSERT_TRUE(store->quarantine_gpu({"GPU-c", "memory did not come back", 0, 600, false}));
   EXPECT_EQ(store->list_gpu_quarantine()->back().memory_limit_mib, 600u);
+  EXPECT_FALSE(store->list_gpu_quarantine()->back().manual_release);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // the pairs across on different sockets.
 // Environment: FAKE_NVML_INIT_RC=<n> makes nvmlInit_v2 return n; FAKE_NVML_HANG_MS=<ms> makes it
 // sleep first (a wedged driver). GPU 1 runs one compute process (this process, 2048 MiB); GPU 3
-// reports 2 uncorrected ECC errors.
+// reports 2 uncorrected ECC errors. FAKE_NVML_XID=<index>:<xid> makes the event set deliver that
+// critical Xid event once, for a GPU registered for it.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -181,6 +182,47 @@ __attribute__((visibility("default"))) nvml::Return nvmlDeviceGetTotalEccErrors(
   if (error_type != nvml::k_memory_error_uncorrected || counter_type != nvml::k_ecc_counter_volatile)
     return nvml::k_error_invalid_argument;
   *count = index_of(device) == 3 ? 2 : 0;
+  return nvml::k_success;
+}
+
+namespace {
+struct FakeEventSet {
+  bool registered[k_count] = {};
+  bool delivered = false;
+};
+}  // namespace
+
+__attribute__((visibility("default"))) nvml::Return nvmlEventSetCreate(nvml::EventSet* set) {
+  *set = reinterpret_cast<nvml::EventSet>(new FakeEventSet);
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceRegisterEvents(
+    nvml::Device device, unsigned long long types, nvml::EventSet set) {
+  if (types != nvml::k_event_xid_critical_error) return nvml::k_error_not_supported;
+  reinterpret_cast<FakeEventSet*>(set)->registered[index_of(device)] = true;
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlEventSetWait_v2(nvml::EventSet set,
+                                                                        nvml::EventData* data,
+                                                                        unsigned timeout_ms) {
+  (void)timeout_ms;
+  auto* fake = reinterpret_cast<FakeEventSet*>(set);
+  const char* xid = std::getenv("FAKE_NVML_XID");
+  int index = 0;
+  unsigned long long code = 0;
+  if (fake->delivered || !xid || std::sscanf(xid, "%d:%llu", &index, &code) != 2 || index < 0 ||
+      index >= static_cast<int>(k_count) || !fake->registered[index])
+    return nvml::k_error_timeout;
+  fake->delivered = true;
+  *data = {reinterpret_cast<nvml::Device>(&g_gpus[index]), nvml::k_event_xid_critical_error, code,
+           0, 0};
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlEventSetFree(nvml::EventSet set) {
+  delete reinterpret_cast<FakeEventSet*>(set);
   return nvml::k_success;
 }
 
