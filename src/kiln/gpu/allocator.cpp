@@ -33,8 +33,8 @@ struct Score {
   int worst = 0;
   int sum = 0;
   int busy = 0;
-  int left = 0;              // free GPUs left in the islands the set takes from
-  std::vector<int> gpus;     // ascending
+  int left = 0;           // free GPUs left in the islands the set takes from
+  std::vector<int> gpus;  // ascending
   auto operator<=>(const Score&) const = default;
 };
 
@@ -223,8 +223,8 @@ std::vector<int> best_set_by_island(const Topology& topology, const std::vector<
 // The best `wanted` GPUs among `candidates` (ascending, at least `wanted` of them; see allocator.h
 // for the order). Busy GPUs may be chosen but cost: after the link ranks, a set with fewer busy
 // GPUs wins, so that a reservation waits for as few running jobs as it can.
-std::vector<int> best_set(const Topology& topology, const std::vector<int>& candidates,
-                          int wanted, BusyFlags busy) {
+std::vector<int> best_set(const Topology& topology, const std::vector<int>& candidates, int wanted,
+                          BusyFlags busy) {
   std::vector<int> free_in_island(topology.island_count(), 0);
   for (int g : candidates)
     if (!is_busy(busy, g)) ++free_in_island[topology.island(g)];
@@ -252,8 +252,8 @@ std::string never_reason(const Inventory& inventory, const GpuRequest& request,
                        inventory.gpus.size(), request.to_string());
   if (static_cast<int>(eligible.size()) < wanted)
     return fmt::format(
-        "never satisfiable on this host: {} GPUs requested ('{}'), {} of its {} GPUs match",
-        wanted, request.to_string(), eligible.size(), inventory.gpus.size());
+        "never satisfiable on this host: {} GPUs requested ('{}'), {} of its {} GPUs match", wanted,
+        request.to_string(), eligible.size(), inventory.gpus.size());
   return {};
 }
 
@@ -405,9 +405,10 @@ Decision QueuePass::place(const GpuRequest& request) {
 
   if (static_cast<int>(shape.free) < shape.wanted) {
     if (!shape.wait || shape.wait_free != shape.free) {
-      shape.wait = Decision{Verdict::wait, {},
-                            wait_reason(shape.wanted, shape.label, shape.free,
-                                        shape.eligible.size())};
+      shape.wait =
+          Decision{Verdict::wait,
+                   {},
+                   wait_reason(shape.wanted, shape.label, shape.free, shape.eligible.size())};
       shape.wait_free = shape.free;
     }
     auto decision = *shape.wait;  // a copy: block() below may change the shape's counts

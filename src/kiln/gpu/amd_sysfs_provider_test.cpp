@@ -102,7 +102,8 @@ TEST(AmdSysfs, Mi300xGpusAreAllToAllXgmi) {
   auto inv = read_amd_sysfs(fixture("amd-mi300x"));
   ASSERT_TRUE(inv) << inv.error().to_string();
   ASSERT_EQ(inv->links.size(), 28u);  // every pair once, from the kfd io_links of type 11
-  for (const auto& link : inv->links) EXPECT_EQ(link.kind, LinkKind::xgmi) << link.a << "-" << link.b;
+  for (const auto& link : inv->links)
+    EXPECT_EQ(link.kind, LinkKind::xgmi) << link.a << "-" << link.b;
   // Across the sockets too: XGMI, not the PCIe path through the CPUs.
   EXPECT_EQ(inv->connection(0, 7), LinkKind::xgmi);
   // One fabric island that is a clique: any four GPUs are as good as any other four, so the

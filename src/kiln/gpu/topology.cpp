@@ -36,9 +36,8 @@ Topology::Topology(const Inventory& inventory)
       auto& ab = ranks_[a * n + b];
       if (ab != k_no_link) continue;
       int numa = inventory.gpus[a].numa_node;
-      ab = ranks_[b * n + a] = static_cast<std::uint8_t>(
-          link_rank(numa >= 0 && numa == inventory.gpus[b].numa_node ? LinkKind::numa
-                                                                     : LinkKind::sys));
+      ab = ranks_[b * n + a] = static_cast<std::uint8_t>(link_rank(
+          numa >= 0 && numa == inventory.gpus[b].numa_node ? LinkKind::numa : LinkKind::sys));
     }
     ranks_[a * n + a] = 0;
   }
@@ -61,7 +60,8 @@ Topology::Topology(const Inventory& inventory)
   island_ranks_.assign(islands * islands, 0);
   for (std::size_t i = 0; i < islands; ++i)
     for (std::size_t j = 0; j < islands; ++j)
-      if (i != j) island_ranks_[i * islands + j] = rank(island_members_[i][0], island_members_[j][0]);
+      if (i != j)
+        island_ranks_[i * islands + j] = rank(island_members_[i][0], island_members_[j][0]);
   uniform_ = true;
   for (int a = 0; a < size_ && uniform_; ++a) {
     for (int b = a + 1; b < size_; ++b) {

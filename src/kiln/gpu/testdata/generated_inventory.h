@@ -8,9 +8,9 @@
 namespace kiln::gpu {
 
 struct GeneratedShape {
-  int islands = 128;          // fabric islands (one 8-GPU server board each, say)
-  int island_size = 8;        // GPUs per island, all pairs linked by `fabric`
-  int islands_per_numa = 4;   // islands sharing a NUMA node; across NUMA nodes: "sys"
+  int islands = 128;         // fabric islands (one 8-GPU server board each, say)
+  int island_size = 8;       // GPUs per island, all pairs linked by `fabric`
+  int islands_per_numa = 4;  // islands sharing a NUMA node; across NUMA nodes: "sys"
   LinkKind fabric = LinkKind::nvlink;
 };
 

@@ -47,8 +47,8 @@ inline std::vector<int> fabric_islands(const Inventory& inventory) {
 using Score = std::tuple<int, int, int, int, std::vector<int>>;
 
 inline Score score_of(const Inventory& inventory, const std::vector<int>& set,
-               const std::vector<int>& island, std::map<int, int>& free_in_island,
-               const std::set<int>& busy) {
+                      const std::vector<int>& island, std::map<int, int>& free_in_island,
+                      const std::set<int>& busy) {
   int worst = 0, sum = 0;
   for (std::size_t i = 0; i < set.size(); ++i) {
     for (std::size_t j = i + 1; j < set.size(); ++j) {
@@ -78,7 +78,7 @@ inline Score score_of(const Inventory& inventory, const std::vector<int>& set,
 // chosen but cost: after the link ranks, a set with fewer busy GPUs wins, so that a reservation
 // waits for as few running jobs as it can.
 inline std::vector<int> best_set(const Inventory& inventory, const std::vector<int>& candidates,
-                          int wanted, const std::set<int>& busy) {
+                                 int wanted, const std::set<int>& busy) {
   auto island = fabric_islands(inventory);
   std::map<int, int> free_in_island;
   for (int g : candidates)
@@ -119,7 +119,7 @@ inline std::vector<int> best_set(const Inventory& inventory, const std::vector<i
 }
 
 inline Decision naive_choose_gpus(const Inventory& inventory, const std::set<int>& busy,
-                     const GpuRequest& request) {
+                                  const GpuRequest& request) {
   Decision decision;
   if (!request.wants_gpus()) {
     decision.verdict = Verdict::granted;
@@ -158,7 +158,7 @@ inline Decision naive_choose_gpus(const Inventory& inventory, const std::set<int
 }
 
 inline std::vector<int> naive_reserve_gpus(const Inventory& inventory, const std::set<int>& busy,
-                              const GpuRequest& request) {
+                                           const GpuRequest& request) {
   if (!request.wants_gpus()) return {};
   std::vector<int> eligible;
   for (const auto& gpu : inventory.gpus)
