@@ -23,7 +23,9 @@ class Topology {
  public:
   // Reads `inventory` once; the Inventory must outlive the Topology. GPU i is inventory.gpus[i]
   // (providers number GPUs by their position); links naming GPUs outside the inventory are
-  // ignored, as Inventory::connection would never be asked about them.
+  // ignored, as Inventory::connection would never be asked about them. Links and NUMA nodes are
+  // copied, the GPUs themselves (memory in use) are read through inventory() at each decision:
+  // build a new Topology when the set of GPUs or links changes.
   explicit Topology(const Inventory& inventory);
 
   const Inventory& inventory() const { return *inventory_; }
