@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kiln/gpu/allocator.h"
+
 namespace kiln::gpu {
 namespace {
 
@@ -63,6 +65,59 @@ TEST(AmdSysfs, Mi250LinksComeFromKfdIoLinksAndPciPaths) {
   EXPECT_EQ(inv->connection(0, 3), LinkKind::sys);
   EXPECT_EQ(inv->connection(1, 2), LinkKind::sys);
   EXPECT_EQ(inv->links.size(), 6u);  // every pair once
+}
+
+TEST(AmdSysfs, Mi300xHostHasEightGfx942GpusWithRenderNodes) {
+  AmdSysfsProvider provider(fixture("amd-mi300x"));
+  auto inv = provider.inventory(5s);
+  ASSERT_TRUE(inv) << inv.error().to_string();
+  ASSERT_EQ(inv->gpus.size(), 8u);  // card0 is the BMC's VGA
+  const char* buses[] = {"0000:0c:00.0", "0000:15:00.0", "0000:1e:00.0", "0000:69:00.0",
+                         "0000:9f:00.0", "0000:af:00.0", "0000:bf:00.0", "0000:df:00.0"};
+  std::set<std::string> uuids;
+  for (int i = 0; i < 8; ++i) {
+    const auto& gpu = inv->gpus[i];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(gpu.index, i);
+    EXPECT_EQ(gpu.vendor, "amd");
+    EXPECT_EQ(gpu.model, "AMD Instinct MI300X");
+    EXPECT_EQ(gpu.arch, "gfx942");  // gfx_target_version 90402
+    EXPECT_EQ(gpu.pci_bus_id, buses[i]);
+    EXPECT_EQ(gpu.numa_node, i < 4 ? 0 : 1);
+    EXPECT_EQ(gpu.memory_total_mib, 196288u);  // 205822885888 bytes: 192 GiB less reserved
+    EXPECT_EQ(gpu.memory_used_mib, i == 5 ? 65536u : 285u);
+    EXPECT_EQ(gpu.driver_version, "6.10.5");
+    // card1..card8 and renderD128..renderD135, tied through the kfd node's location_id.
+    EXPECT_EQ(gpu.device_nodes,
+              (std::vector<std::string>{fmt::format("/dev/dri/card{}", i + 1),
+                                        fmt::format("/dev/dri/renderD{}", 128 + i)}));
+    EXPECT_TRUE(gpu.uuid.starts_with("GPU-")) << gpu.uuid;
+    uuids.insert(gpu.uuid);
+  }
+  EXPECT_EQ(uuids.size(), 8u);
+  EXPECT_EQ(inv->gpus[0].uuid, "GPU-4c1e0a7b93d2f600");
+}
+
+TEST(AmdSysfs, Mi300xGpusAreAllToAllXgmi) {
+  auto inv = read_amd_sysfs(fixture("amd-mi300x"));
+  ASSERT_TRUE(inv) << inv.error().to_string();
+  ASSERT_EQ(inv->links.size(), 28u);  // every pair once, from the kfd io_links of type 11
+  for (const auto& link : inv->links)
+    EXPECT_EQ(link.kind, LinkKind::xgmi) << link.a << "-" << link.b;
+  // Across the sockets too: XGMI, not the PCIe path through the CPUs.
+  EXPECT_EQ(inv->connection(0, 7), LinkKind::xgmi);
+  // One fabric island that is a clique: any four GPUs are as good as any other four, so the
+  // allocator takes the lowest free ones, and skips GPU 5 when its held memory is too much.
+  Topology topology(*inv);
+  EXPECT_EQ(topology.island_count(), 1);
+  EXPECT_TRUE(topology.uniform());
+  GpuRequest four;
+  four.count = 4;
+  EXPECT_EQ(choose_gpus(topology, {0, 2}, four).gpus, (std::vector<int>{1, 3, 4, 5}));
+  four.min_free_mib = 150 * 1024;
+  EXPECT_EQ(choose_gpus(topology, {0, 2}, four).gpus, (std::vector<int>{1, 3, 4, 6}));
+  four.arch = "gfx90a";
+  EXPECT_EQ(choose_gpus(topology, {}, four).verdict, Verdict::never);
 }
 
 TEST(AmdSysfs, CardsWithoutFruOrUniqueIdFallBack) {

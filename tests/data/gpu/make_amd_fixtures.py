@@ -13,7 +13,7 @@ Each tree is laid out the way the amdgpu and amdkfd drivers lay out /sys:
       drm_render_minor, domain and location_id ((bus << 8) | (device << 3) | function) that tie the
       node to its card; io_links have type 2 (PCIe) or 11 (XGMI), node_from, node_to, weight.
   sys/module/amdgpu/version (DKMS drivers only)
-Run it from this folder: python3 make_amd_fixtures.py (it rewrites both trees).
+Run it from this folder: python3 make_amd_fixtures.py (it rewrites all three trees).
 """
 
 import os
@@ -53,7 +53,7 @@ def add_card(root, chain, card, render_minor, dev):
         "class": f"0x{dev['class']:06x}\n",
         "numa_node": f"{dev['numa']}\n",
         "current_link_width": "16\n",
-        "current_link_speed": "16.0 GT/s PCIe\n",
+        "current_link_speed": dev.get("link_speed", "16.0 GT/s PCIe") + "\n",
         "uevent": (f"DRIVER={dev['driver']}\nPCI_CLASS={dev['class']:X}\n"
                    f"PCI_ID={dev['vendor']:04X}:{dev['device']:04X}\n"
                    f"PCI_SUBSYS_ID={dev['vendor']:04X}:0B0C\nPCI_SLOT_NAME={slot}\n"),
@@ -111,10 +111,13 @@ def write_links(d, n, links):
             ("flags", 1)]))
 
 
-def kfd_gpu_node(root, n, gpu_id, slot, render_minor, gfx, dev, unique_id_dec, hive, links):
+def kfd_gpu_node(root, n, gpu_id, slot, render_minor, gfx, dev, unique_id_dec, hive, links,
+                 overrides=None):
+    """overrides: property values of another chip than the MI250's (same names, same order)."""
     d = os.path.join(root, "sys/class/kfd/kfd/topology/nodes", str(n))
     write(os.path.join(d, "gpu_id"), f"{gpu_id}\n")
-    write(os.path.join(d, "properties"), props([
+    overrides = overrides or {}
+    write(os.path.join(d, "properties"), props((k, overrides.get(k, v)) for k, v in [
         ("cpu_cores_count", 0), ("simd_count", 416), ("mem_banks_count", 1),
         ("caches_count", 202), ("io_links_count", len(links)), ("p2p_links_count", 0),
         ("cpu_core_id_base", 0), ("simd_id_base", 2147487744), ("max_waves_per_simd", 8),
@@ -131,9 +134,9 @@ def kfd_gpu_node(root, n, gpu_id, slot, render_minor, gfx, dev, unique_id_dec, h
     write_links(d, n, links)
 
 
-def bmc_vga(root):
+def bmc_vga(root, chain=("pci0000:00", "0000:00:07.1", "0000:0a:00.0")):
     # The board's own VGA (ASPEED) is card0 on most servers: not an amdgpu device.
-    add_card(root, ["pci0000:00", "0000:00:07.1", "0000:0a:00.0"], 0, None,
+    add_card(root, list(chain), 0, None,
              {"vendor": 0x1a03, "device": 0x2000, "class": 0x030000, "numa": 0,
               "driver": "ast"})
 
@@ -190,7 +193,45 @@ def w7900(root):
                      [(2, 0, 20)])
 
 
-for name, build in (("amd-mi250", mi250), ("amd-w7900", w7900)):
+def mi300x(root):
+    """An MI300X platform: eight OAM modules (gfx942, 192 GiB HBM3 each), four per socket, every
+    pair linked by one XGMI hop (all-to-all, weight 15: one hive). Each GPU sits alone behind its
+    own PCIe switch (board switch, then the AMD bridge of the module) below a root port of its
+    socket's host bridge. The PCI class is 0x120000 (processing accelerator, not display). The kfd
+    topology lists the two CPU nodes first (0, 1) and then the GPUs (2..9) in PCI bus order; each
+    GPU node has one PCIe io_link to its socket's CPU node and seven XGMI io_links."""
+    bmc_vga(root, ("pci0000:00", "0000:00:08.1", "0000:70:00.0"))
+    write(os.path.join(root, "sys/class/drm/version"), "drm 1.1.0 20060810\n")
+    write(os.path.join(root, "sys/module/amdgpu/version"), "6.10.5\n")
+    # (host bridge, root port, switch up, switch down, AMD bridge, GPU) buses; NUMA node.
+    buses = [("00", "01.1", "05", "08", "0a", "0c", 0), ("00", "03.1", "0e", "11", "13", "15", 0),
+             ("00", "05.1", "17", "1a", "1c", "1e", 0), ("00", "07.1", "62", "65", "67", "69", 0),
+             ("80", "01.1", "98", "9b", "9d", "9f", 1), ("80", "03.1", "a8", "ab", "ad", "af", 1),
+             ("80", "05.1", "b8", "bb", "bd", "bf", 1), ("80", "07.1", "d8", "db", "dd", "df", 1)]
+    used = [299687936] * 8
+    used[5] = 68719476736  # 64 GiB still held by a process on GPU 5
+    kfd_cpu_node(root, 0, 96, [(2, 2 + i, 20) for i in range(4)])
+    kfd_cpu_node(root, 1, 96, [(2, 6 + i, 20) for i in range(4)])
+    for i, (host, port, up, down, bridge, bus, numa) in enumerate(buses):
+        chain = [f"pci0000:{host}", f"0000:{host}:{port}", f"0000:{up}:00.0", f"0000:{down}:00.0",
+                 f"0000:{bridge}:00.0", f"0000:{bus}:00.0"]
+        uid = f"{0x4c1e0a7b93d2f600 + 0x1111 * i:016x}"
+        dev = {"vendor": 0x1002, "device": 0x74A1, "class": 0x120000, "numa": numa,
+               "driver": "amdgpu", "vram_total": 205822885888, "vram_used": used[i],
+               "unique_id": uid, "product_name": "AMD Instinct MI300X",
+               "link_speed": "32.0 GT/s PCIe"}
+        add_card(root, chain, 1 + i, 128 + i, dev)
+        links = [(2, numa, 20)] + [(11, 2 + j, 15) for j in range(8) if j != i]
+        kfd_gpu_node(root, 2 + i, 61000 + 3 * i, chain[-1], 128 + i, 90402, dev, int(uid, 16),
+                     0x7a3c5e1f2b4d6e80, links,
+                     {"simd_count": 1216, "caches_count": 626, "max_waves_per_simd": 8,
+                      "array_count": 32, "simd_arrays_per_engine": 1, "cu_per_simd_array": 10,
+                      "num_sdma_xgmi_engines": 14, "max_engine_clk_fcompute": 2100,
+                      "local_mem_size": 0, "fw_version": 177, "sdma_fw_version": 20,
+                      "num_xcc": 8, "max_engine_clk_ccompute": 3700})
+
+
+for name, build in (("amd-mi250", mi250), ("amd-w7900", w7900), ("amd-mi300x", mi300x)):
     root = os.path.join(HERE, name)
     shutil.rmtree(root, ignore_errors=True)
     build(root)
