@@ -27,6 +27,7 @@
 #include "kiln/exec/process_tracker.h"
 #include "kiln/gpu/allocator.h"
 #include "kiln/gpu/request.h"
+#include "kiln/gpu/topology.h"
 #include "kiln/plan/concurrency.h"
 #include "kiln/plan/trigger.h"
 #include "kiln/store/process_identity.h"
@@ -495,7 +496,7 @@ class Scheduler {
   // one gpu::QueuePass: the first that must wait reserves its GPUs, later ones backfill around
   // them.
   void start_ready() {
-    std::optional<GpuPass> pass;
+    std::optional<gpu::QueuePass> pass;
     for (auto& wf : workflows_)
       for (auto& node : wf->nodes)
         for (auto& instance : node->instances) {
@@ -508,13 +509,6 @@ class Scheduler {
         }
   }
 
-  struct GpuPass {
-    GpuSnapshot snapshot;
-    gpu::QueuePass queue;
-    explicit GpuPass(GpuSnapshot taken)
-        : snapshot(std::move(taken)), queue(snapshot.inventory, snapshot.unavailable) {}
-  };
-
   std::string job_token(const Instance& instance) const {
     return fmt::format("{}-{}",
                        options_.job_token_prefix.empty() ? exec::new_job_token()
@@ -524,7 +518,7 @@ class Scheduler {
 
   // Leases the GPUs an instance asks for, best connected first. False when it must wait; an
   // instance this host can never serve fails at once with the reason.
-  bool place_on_gpus(Instance& instance, std::optional<GpuPass>& pass) {
+  bool place_on_gpus(Instance& instance, std::optional<gpu::QueuePass>& pass) {
     if (instance.token.empty()) instance.token = job_token(instance);
     if (!instance.gpu_request.wants_gpus()) return true;
     auto fail_instance = [&](const std::string& reason) {
@@ -537,9 +531,13 @@ class Scheduler {
       auto snapshot = gpus_.snapshot(notes);
       for (const auto& note : notes) observer_.warning(note);
       if (!snapshot) return fail_instance(snapshot.error().to_string());
-      pass.emplace(std::move(*snapshot));
+      // The GPUs and links never change within a run: one Topology over pass_inventory_, whose
+      // live state (memory, processes) each pass refreshes in place.
+      pass_inventory_ = std::move(snapshot->inventory);
+      if (!topology_) topology_ = std::make_unique<gpu::Topology>(pass_inventory_);
+      pass.emplace(*topology_, std::move(snapshot->unavailable));
     }
-    auto decision = pass->queue.place(instance.gpu_request);
+    auto decision = pass->place(instance.gpu_request);
     if (decision.verdict == gpu::Verdict::wait) return false;
     if (decision.verdict == gpu::Verdict::never)
       return fail_instance(fmt::format("{}: runs-on asks for {}: {}",
@@ -556,7 +554,7 @@ class Scheduler {
     if (!*leased) return false;  // another kiln process took one of them meanwhile
     instance.gpus.clear();
     for (int index : decision.gpus)
-      instance.gpus.push_back(pass->snapshot.inventory.gpus.at(static_cast<std::size_t>(index)));
+      instance.gpus.push_back(pass_inventory_.gpus.at(static_cast<std::size_t>(index)));
     return true;
   }
 
@@ -779,6 +777,8 @@ class Scheduler {
   int finished_count_ = 0;
   plan::ConcurrencyGroups groups_;
   GpuSupervisor gpus_;  // inventory, leases and health, from the first job that asks for GPUs
+  gpu::Inventory pass_inventory_;            // the latest snapshot's GPUs
+  std::unique_ptr<gpu::Topology> topology_;  // over pass_inventory_
   std::map<std::string, Instance*> instance_claims_;
   std::map<std::string, WorkflowState*> workflow_claims_;
   int last_done_ = -1;
