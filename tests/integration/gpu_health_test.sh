@@ -234,4 +234,23 @@ expect_contains "$ERR" ".github/workflows/ci.yml:4:28: error: job 'pair' asks fo
 kiln validate "$ITEST_DIR/d" --config "$ITEST_DIR/labels.yml"
 expect_rc 0 "without GPUs to check against, only the grammar is checked"
 
+# A job that asks for GPUs only through its container's options.
+make_repo "$ITEST_DIR/e"
+write_workflow "$ITEST_DIR/e" ci.yml <<'YAML'
+on: push
+jobs:
+  train:
+    runs-on: [self-hosted]
+    container:
+      image: localhost/pytorch:1
+      options: --gpus 2 --shm-size=2gb
+    steps:
+      - run: nvidia-smi
+YAML
+commit_all "$ITEST_DIR/e" "GPUs from container options"
+kiln validate "$ITEST_DIR/e" --simulate-gpus "$SPEC"
+expect_rc 2 "container options asking for more GPUs than the host has"
+expect_contains "$ERR" "ci.yml:7:16: error: job 'train' asks for gpu:2 gpu-vendor:nvidia: never satisfiable" \
+  "the error points at the container options"
+
 itest_end

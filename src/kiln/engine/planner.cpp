@@ -1,5 +1,6 @@
 #include "kiln/engine/planner.h"
 
+#include "kiln/exec/shell.h"
 #include "kiln/gpu/allocator.h"
 
 #include <algorithm>
@@ -85,6 +86,21 @@ expr::Value typed_inputs(const workflow::Workflow& workflow,
   return inputs;
 }
 
+Result<gpu::GpuRequest> job_gpu_request(std::span<const gpu::GpuLabel> labels,
+                                        const std::optional<std::string>& container_options,
+                                        const SourceLocation& options_where) {
+  KILN_TRY(auto request, gpu::parse_gpu_request(labels));
+  if (request.wants_gpus() || !container_options) return request;
+  auto words = exec::split_shell_words(*container_options);
+  if (!words) {
+    auto error = words.error();
+    error.where = options_where;
+    error.message = "container options: " + error.message;
+    return std::unexpected(std::move(error));
+  }
+  return gpu::container_gpu_request(*words, options_where);
+}
+
 workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
                                        const gpu::GpuLabelMap& custom,
                                        const gpu::Inventory* inventory) {
@@ -99,7 +115,16 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
         labels.push_back({label.value, label.where});
     }
     auto expanded = custom.expand(labels);
-    auto request = gpu::parse_gpu_request(expanded);
+    std::optional<std::string> options;
+    SourceLocation options_where;
+    if (job.container && job.container->options) {
+      options_where = job.container->options->where;
+      if (expr::has_template(job.container->options->value))
+        templated = true;
+      else
+        options = job.container->options->value;
+    }
+    auto request = job_gpu_request(expanded, options, options_where);
     if (!request) {
       const auto& error = request.error();
       diagnostics.push_back({workflow::Severity::error,
@@ -110,7 +135,7 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
     if (!inventory || templated || !request->wants_gpus()) continue;
     auto decision = gpu::choose_gpus(*inventory, {}, *request);
     if (decision.verdict != gpu::Verdict::never) continue;
-    SourceLocation where = job.runs_on.where;
+    SourceLocation where = options ? options_where : job.runs_on.where;
     for (const auto& label : expanded)
       if (label.value.starts_with("gpu")) {
         where = label.where;

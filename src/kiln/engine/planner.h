@@ -78,6 +78,12 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
                                        const gpu::GpuLabelMap& custom = {},
                                        const gpu::Inventory* inventory = nullptr);
 
+// The GPU request of a job from its (expanded) labels, else from its container's options (already
+// evaluated): gpu::parse_gpu_request, then gpu::container_gpu_request.
+Result<gpu::GpuRequest> job_gpu_request(std::span<const gpu::GpuLabel> labels,
+                                        const std::optional<std::string>& container_options,
+                                        const SourceLocation& options_where);
+
 // One error carrying every error diagnostic, one per line (the first is the error's location).
 Error diagnostics_error(const workflow::Diagnostics& diagnostics);
 

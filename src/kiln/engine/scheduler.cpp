@@ -403,8 +403,20 @@ class Scheduler {
       }
       gpu_labels = options_.gpu_labels.expand(gpu_labels);
       for (const auto& label : gpu_labels)
-        if (label.value.starts_with("gpu") && instance.gpu_where.empty()) instance.gpu_where = label.where;
-      if (auto request = gpu::parse_gpu_request(gpu_labels))
+        if (label.value.starts_with("gpu") && instance.gpu_where.empty())
+          instance.gpu_where = label.where;
+      std::optional<std::string> container_options;
+      if (job.container && job.container->options) {
+        const auto& text = *job.container->options;
+        if (auto value = expr::interpolate(text.value, instance_context, text.where))
+          container_options = *value;
+        else
+          error = value.error().to_string();
+        if (instance.gpu_where.empty()) instance.gpu_where = text.where;
+      }
+      auto where = job.container && job.container->options ? job.container->options->where
+                                                            : SourceLocation{};
+      if (auto request = job_gpu_request(gpu_labels, container_options, where))
         instance.gpu_request = *request;
       else
         error = request.error().to_string();

@@ -133,4 +133,61 @@ Result<GpuRequest> parse_gpu_request(const std::vector<std::string>& labels) {
   return parse_gpu_request(std::span<const GpuLabel>(located));
 }
 
+Result<GpuRequest> container_gpu_request(std::span<const std::string> args,
+                                         const SourceLocation& where) {
+  GpuRequest request;
+  bool amd_all = false;
+  int amd_nodes = 0, nvidia_nodes = 0;
+  auto value_of = [&](std::size_t& i, std::string_view flag) -> std::optional<std::string> {
+    const std::string& word = args[i];
+    if (word == flag) {
+      if (i + 1 >= args.size()) return std::string{};
+      return args[++i];
+    }
+    if (word.starts_with(std::string(flag) + "=")) return word.substr(flag.size() + 1);
+    return std::nullopt;
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (auto gpus = value_of(i, "--gpus")) {
+      std::string text = *gpus;
+      std::erase(text, '"');
+      std::erase(text, '\'');
+      request.vendor = "nvidia";
+      if (text == "all") {
+        request.all = true;
+      } else if (auto n = parse_count(text)) {
+        request.count = *n;
+      } else if (text.starts_with("device=") && text.size() > 7) {
+        request.count = static_cast<int>(std::count(text.begin(), text.end(), ',')) + 1;
+      } else {
+        return fail_at(where, "container option --gpus '{}': expected all, a count or device=...",
+                       *gpus);
+      }
+      continue;
+    }
+    if (auto device = value_of(i, "--device")) {
+      auto host = device->substr(0, device->find(':'));
+      if (host == "/dev/kfd" || host == "/dev/dri" || host == "/dev/dri/")
+        amd_all = true;
+      else if (host.starts_with("/dev/dri/renderD"))
+        ++amd_nodes;
+      else if (host.starts_with("/dev/nvidia") && host.size() > 11 &&
+               std::isdigit(static_cast<unsigned char>(host[11])))
+        ++nvidia_nodes;
+    }
+  }
+  if (request.wants_gpus()) return request;
+  if (amd_nodes > 0 || amd_all) {
+    request.vendor = "amd";
+    if (amd_nodes > 0)
+      request.count = amd_nodes;
+    else
+      request.all = true;
+  } else if (nvidia_nodes > 0) {
+    request.vendor = "nvidia";
+    request.count = nvidia_nodes;
+  }
+  return request;
+}
+
 }  // namespace kiln::gpu
