@@ -65,6 +65,7 @@ struct Instance {
   std::vector<gpu::GpuInfo> gpus;  // the GPUs leased to it while it runs
   std::string token;               // its KILN_JOB_TOKEN, set when it is placed
   SourceLocation gpu_where;        // the runs-on label that asks for GPUs, for messages
+  bool said_waiting = false;       // "waiting for GPUs" is printed once
   JobSummary summary;
   std::thread thread;
 };
@@ -550,7 +551,13 @@ class Scheduler {
       pass.emplace(*topology_, std::move(snapshot->unavailable));
     }
     auto decision = pass->place(instance.gpu_request);
-    if (decision.verdict == gpu::Verdict::wait) return false;
+    if (decision.verdict == gpu::Verdict::wait) {
+      if (!instance.said_waiting) {
+        instance.said_waiting = true;
+        observer_.job_line(instance.planned.key, "kiln", "waiting for GPUs: " + decision.reason);
+      }
+      return false;
+    }
     if (decision.verdict == gpu::Verdict::never)
       return fail_instance(fmt::format("{}: runs-on asks for {}: {}",
                                        instance.gpu_where.to_string(),
@@ -563,7 +570,14 @@ class Scheduler {
     lease.run_id = wf.run.id;
     auto leased = gpus_.lease(decision.gpus, lease);
     if (!leased) return fail_instance(leased.error().to_string());
-    if (!*leased) return false;  // another kiln process took one of them meanwhile
+    if (!*leased) {  // another kiln process took one of them meanwhile
+      if (!instance.said_waiting) {
+        instance.said_waiting = true;
+        observer_.job_line(instance.planned.key, "kiln",
+                           "waiting for GPUs: another kiln process holds them");
+      }
+      return false;
+    }
     instance.gpus.clear();
     for (int index : decision.gpus)
       instance.gpus.push_back(pass_inventory_.gpus.at(static_cast<std::size_t>(index)));
