@@ -25,6 +25,7 @@ struct RunArgs {
   bool dry_run = false, json = false, verbose = false, keep_workspaces = false;
   std::string store;
   std::string simulate_gpus;
+  std::string actions_mirror;
 };
 
 nlohmann::ordered_json to_json(const engine::RunReport& report) {
@@ -115,6 +116,7 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   if (!args.store.empty()) options.store_path = args.store;
   if (!args.simulate_gpus.empty()) options.simulate_gpus = args.simulate_gpus;
   options.keep_workspaces = args.keep_workspaces;
+  KILN_TRY(options.actions_mirror, actions_mirror(args.actions_mirror));
   return options;
 }
 
@@ -183,6 +185,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-parallel", args->max_parallel, "jobs at once (default: CPUs)");
   cmd->add_option("--simulate-gpus", args->simulate_gpus,
                   "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
+  cmd->add_option("--actions-mirror", args->actions_mirror,
+                  "directory of other repositories' actions and reusable workflows, as "
+                  "DIR/owner/repo@ref/ (default: $KILN_ACTIONS_MIRROR)");
   cmd->add_flag("--dry-run", args->dry_run, "print the plan, run nothing");
   cmd->add_flag("--json", args->json, "print the result (or plan) as JSON on stdout");
   cmd->add_option("--store", args->store, "database (default: <repo>/.kiln/kiln.db)");

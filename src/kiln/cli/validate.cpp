@@ -5,12 +5,33 @@
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/engine/planner.h"
+#include "kiln/exec/actions.h"
 #include "kiln/workflow/loader.h"
+#include "kiln/workflow/references.h"
 
 namespace kiln::cli {
 namespace {
 
-int validate(const std::vector<std::string>& paths, bool quiet) {
+namespace fs = std::filesystem;
+
+// The repository a workflow file belongs to, for its ./ references: the directory above its
+// .github/workflows, else the nearest directory above it holding .git, else the current one.
+fs::path repository_of(const fs::path& file) {
+  fs::path absolute = fs::absolute(file).lexically_normal();
+  fs::path dir = absolute.parent_path();
+  if (dir.filename() == "workflows" && dir.parent_path().filename() == ".github")
+    return dir.parent_path().parent_path();
+  std::error_code ec;
+  for (fs::path up = dir; !up.empty(); up = up.parent_path()) {
+    if (fs::exists(up / ".git", ec)) return up;
+    if (up == up.parent_path()) break;
+  }
+  return fs::current_path(ec);
+}
+
+int validate(const std::vector<std::string>& paths, bool quiet, const std::string& mirror_option) {
+  auto mirror = actions_mirror(mirror_option);
+  if (!mirror) return report_error(mirror.error());
   std::vector<std::string> targets = paths;
   if (targets.empty()) targets.push_back(".");
   int files = 0, errors = 0, warnings = 0;
@@ -39,6 +60,19 @@ int validate(const std::vector<std::string>& paths, bool quiet) {
       if (loaded.workflow) {
         auto gpu_errors = engine::check_gpu_labels(*loaded.workflow);
         loaded.diagnostics.insert(loaded.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
+        // Calls of reusable workflows and local actions, followed into the files they name.
+        workflow::ReferenceRoots roots;
+        roots.repository = repository_of(file);
+        std::error_code relative_ec;
+        roots.display = fs::relative(roots.repository, fs::current_path(relative_ec), relative_ec);
+        if (relative_ec || roots.display == ".") roots.display.clear();
+        roots.mirror = *mirror;
+        roots.is_builtin_action = [](std::string_view uses) {
+          return exec::is_builtin_action(uses);
+        };
+        auto checked = workflow::check_references(*loaded.workflow, file, roots);
+        loaded.diagnostics.insert(loaded.diagnostics.end(), checked.diagnostics.begin(),
+                                  checked.diagnostics.end());
       }
       for (const auto& diagnostic : loaded.diagnostics) {
         fmt::print(stderr, "{}\n", diagnostic.to_string());
@@ -58,10 +92,15 @@ int validate(const std::vector<std::string>& paths, bool quiet) {
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto paths = std::make_shared<std::vector<std::string>>();
   auto quiet = std::make_shared<bool>(false);
+  auto mirror = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("validate", "check workflow files; errors as FILE:LINE:COL");
   cmd->add_option("paths", *paths, "workflow files or directories (default: .)");
   cmd->add_flag("-q,--quiet", *quiet, "print only the problems");
-  cmd->callback([paths, quiet, &exit_code] { exit_code = validate(*paths, *quiet); });
+  cmd->add_option("--actions-mirror", *mirror,
+                  "directory of other repositories' actions and reusable workflows, as "
+                  "DIR/owner/repo@ref/ (default: $KILN_ACTIONS_MIRROR)");
+  cmd->callback(
+      [paths, quiet, mirror, &exit_code] { exit_code = validate(*paths, *quiet, *mirror); });
 }
 
 }  // namespace kiln::cli

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/exec/actions.h"
 #include "kiln/gpu/request.h"
 #include "kiln/plan/matrix.h"
 #include "kiln/plan/trigger.h"
@@ -196,6 +197,14 @@ Result<std::vector<std::string>> jobs_to_run(const workflow::Workflow& workflow,
   return ordered;
 }
 
+workflow::ReferenceRoots reference_roots(const RunOptions& options, const RepositoryInfo& repo) {
+  workflow::ReferenceRoots roots;
+  roots.repository = repo.root;
+  roots.mirror = options.actions_mirror;
+  roots.is_builtin_action = [](std::string_view uses) { return exec::is_builtin_action(uses); };
+  return roots;
+}
+
 Result<Selection> select_workflows(const RunOptions& options, const RepositoryInfo& repo,
                                    const plan::Event& event) {
   Selection selection;
@@ -221,6 +230,12 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     auto gpu_errors = check_gpu_labels(*loaded.workflow);
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
     if (!gpu_errors.empty()) continue;
+    // Calls of reusable workflows and local actions: followed and checked before anything runs.
+    auto checked = workflow::check_references(*loaded.workflow, file, reference_roots(options, repo));
+    selection.diagnostics.insert(selection.diagnostics.end(), checked.diagnostics.begin(),
+                                 checked.diagnostics.end());
+    if (workflow::has_errors(checked.diagnostics)) continue;
+    selection.called.merge(checked.workflows);
     for (const auto& job : loaded.workflow->jobs) jobs_found.insert(job.id);
     auto decision = plan::match_trigger(*loaded.workflow, event);
     if (!decision.runs) {

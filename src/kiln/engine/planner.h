@@ -3,6 +3,8 @@
 // matrix combination) once the contexts it may use (needs outputs) exist.
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "kiln/workflow/diagnostic.h"
 #include "kiln/workflow/expr/expr.h"
 #include "kiln/workflow/model.h"
+#include "kiln/workflow/references.h"
 
 namespace kiln::engine {
 
@@ -27,6 +30,8 @@ struct SelectedWorkflow {
 
 struct Selection {
   std::vector<SelectedWorkflow> triggered;
+  // The reusable workflows the triggered ones call (directly or not), by the `uses:` text.
+  std::map<std::string, std::shared_ptr<const workflow::CalledWorkflow>> called;
   std::vector<std::pair<std::string, std::string>> not_triggered;  // (path, reason)
   workflow::Diagnostics diagnostics;  // of every workflow file, errors and warnings
 };
@@ -71,6 +76,9 @@ expr::Value typed_inputs(const workflow::Workflow& workflow,
 // GPU requests that can be checked before anything runs: each job's runs-on labels that hold
 // no expression, parsed with the GPU label grammar; a malformed one is an error at its label.
 workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow);
+
+// The roots that `uses:` references of the repository resolve against (references.h).
+workflow::ReferenceRoots reference_roots(const RunOptions& options, const RepositoryInfo& repo);
 
 // One error carrying every error diagnostic, one per line (the first is the error's location).
 Error diagnostics_error(const workflow::Diagnostics& diagnostics);
