@@ -261,9 +261,14 @@ ActionOutcome run_node_action(ActionHost& host, const ActionCall& call, const Ac
   for (const auto& [name, value] : inputs.items())
     env["INPUT_" + workflow::input_variable(name)] = expr::to_text(value);
   env["GITHUB_ACTION_PATH"] = dir.string();
-  env["GITHUB_ACTION_REPOSITORY"] = call.uses.starts_with("./")
-                                        ? std::string()
-                                        : call.uses.substr(0, call.uses.rfind('@'));
+  // owner/repo of an action of another repository; empty for a local one.
+  std::string repository;
+  if (!call.uses.starts_with("./")) {
+    std::string name = call.uses.substr(0, call.uses.rfind('@'));
+    auto slash = name.find('/', name.find('/') + 1);
+    repository = name.substr(0, slash);
+  }
+  env["GITHUB_ACTION_REPOSITORY"] = repository;
   host.finish_environment(env);
   auto failed = [&](const std::string& message) {
     host.log("error", message);

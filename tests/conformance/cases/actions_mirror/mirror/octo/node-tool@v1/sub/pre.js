@@ -1,0 +1,1 @@
+console.log(`pre ran for ${process.env.GITHUB_ACTION_REPOSITORY}`);
