@@ -1,5 +1,7 @@
 // kiln validate: loads workflow files and prints every problem as FILE:LINE:COL: error: ...
 
+#include <set>
+
 #include <fmt/core.h>
 
 #include "kiln/cli/app.h"
@@ -35,6 +37,7 @@ int validate(const std::vector<std::string>& paths, bool quiet, const std::strin
   std::vector<std::string> targets = paths;
   if (targets.empty()) targets.push_back(".");
   int files = 0, errors = 0, warnings = 0;
+  std::set<std::string> printed;
   for (const auto& target : targets) {
     std::error_code ec;
     if (!std::filesystem::exists(target, ec)) {
@@ -63,9 +66,16 @@ int validate(const std::vector<std::string>& paths, bool quiet, const std::strin
         // Calls of reusable workflows and local actions, followed into the files they name.
         workflow::ReferenceRoots roots;
         roots.repository = repository_of(file);
-        std::error_code relative_ec;
-        roots.display = fs::relative(roots.repository, fs::current_path(relative_ec), relative_ec);
-        if (relative_ec || roots.display == ".") roots.display.clear();
+        // Called files are named the way this one is: from its repository's root as given.
+        if (display.parent_path().filename() == "workflows" &&
+            display.parent_path().parent_path().filename() == ".github") {
+          roots.display = display.parent_path().parent_path().parent_path();
+        } else {
+          std::error_code relative_ec;
+          roots.display =
+              fs::relative(roots.repository, fs::current_path(relative_ec), relative_ec);
+          if (relative_ec || roots.display == ".") roots.display.clear();
+        }
         roots.mirror = *mirror;
         roots.is_builtin_action = [](std::string_view uses) {
           return exec::is_builtin_action(uses);
@@ -75,6 +85,9 @@ int validate(const std::vector<std::string>& paths, bool quiet, const std::strin
                                   checked.diagnostics.end());
       }
       for (const auto& diagnostic : loaded.diagnostics) {
+        // A reusable workflow is checked on its own and again through its callers: once is
+        // enough.
+        if (!printed.insert(diagnostic.to_string()).second) continue;
         fmt::print(stderr, "{}\n", diagnostic.to_string());
         (diagnostic.severity == workflow::Severity::error ? errors : warnings)++;
       }

@@ -295,6 +295,11 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
                 {"services", json::array()},
                 {"steps", json::array()}};
   for (const auto& label : job.runs_on.labels) entry["runs_on"].push_back(label.value);
+  // A called workflow's image is often an input: shown as it will run.
+  if (job.container)
+    if (auto image = expr::interpolate(job.container->image.value, context,
+                                       job.container->image.where))
+      entry["container"] = *image;
   for (const auto& [name, service] : job.services)
     entry["services"].push_back({{"name", name}, {"image", service.image.value}});
   for (const auto& step : job.steps) {
