@@ -336,7 +336,14 @@ class JobRun : public ActionHost {
       }
     }
 
-    if (step.uses) return execute_action(step, *env);
+    if (step.uses) {
+      // The processes of an action's steps share the step's time limit (run_process).
+      step_deadline_ = step_limit ? std::optional(Clock::now() + timeout) : std::nullopt;
+      step_minutes_ = *step_minutes;
+      auto outcome = execute_action(step, *env);
+      step_deadline_.reset();
+      return outcome;
+    }
 
     auto script = expr::interpolate(step.run->value, context_, step.run->where);
     if (!script) {
@@ -485,7 +492,9 @@ class JobRun : public ActionHost {
   }
 
   Result<exec::StepResult> run_process(exec::StepRequest request) override {
-    auto remaining = std::chrono::duration_cast<milliseconds>(deadline_ - Clock::now());
+    auto limit = step_deadline_ ? std::min(*step_deadline_, deadline_) : deadline_;
+    bool step_limit = step_deadline_ && *step_deadline_ < deadline_;
+    auto remaining = std::chrono::duration_cast<milliseconds>(limit - Clock::now());
     request.timeout = std::max(remaining, milliseconds(1));
     request.temp_dir = temp_dir_;
     request.job_token = token_;
@@ -497,7 +506,9 @@ class JobRun : public ActionHost {
       context_.contexts["env"][key] = value;
     }
     exec::add_path_entries(path_additions_, result.path_additions);
-    if (result.outcome == exec::StepOutcome::timed_out && !timed_out_) {
+    if (result.outcome == exec::StepOutcome::timed_out && step_limit) {
+      log_kiln("error", fmt::format("The step timed out after {} minutes.", step_minutes_));
+    } else if (result.outcome == exec::StepOutcome::timed_out && !timed_out_) {
       timed_out_ = true;
       log_kiln("error", fmt::format("The job has exceeded its maximum execution time of {} "
                                     "minutes.",
@@ -702,6 +713,9 @@ class JobRun : public ActionHost {
   std::vector<std::string> path_additions_;
   std::map<std::string, std::string> raw_outputs_;  // of the step running now, unmasked
   std::vector<std::function<bool()>> post_actions_;
+  // While a step runs an action: the end of its timeout-minutes, for the action's processes.
+  std::optional<Clock::time_point> step_deadline_;
+  double step_minutes_ = 0;
   workflow::ReferenceRoots references_;
 };
 

@@ -281,7 +281,7 @@ class Scheduler {
   bool needs_done(WorkflowState& wf, const Node& node) {
     if (!wf.claim.group.empty() && !wf.claim.granted && !wf.cancelled) return false;
     if (node.scope && !node.scope->claim.group.empty() && !node.scope->claim.granted &&
-        !node.scope->cancelled && !wf.cancelled)
+        !in_cancelled_call(node.scope) && !wf.cancelled)
       return false;
     for (const auto& need : node.job->needs) {
       Node* dep = find_node(wf, need.value, node);
@@ -342,21 +342,39 @@ class Scheduler {
       it->second->cancelled = true;
       cancel_workflow(*it->second, reason);
     }
-    if (auto it = scope_claims_.find(id); it != scope_claims_.end()) {
-      CallScope& scope = *it->second;
-      scope.cancelled = true;
-      WorkflowState& wf = *scope.caller->workflow;
-      for (Node* node : scope.nodes)
-        for (auto& instance : node->instances) {
-          if (instance.state == Instance::State::queued) {
-            finish_instance_now(instance, Conclusion::cancelled, reason);
-          } else if (instance.state == Instance::State::running) {
-            instance.cancel_reason = reason;
-            instance.cancel.cancel();
-          }
-        }
-      for (Node* node : scope.nodes) maybe_finish_node(wf, *node);
+    if (auto it = scope_claims_.find(id); it != scope_claims_.end())
+      cancel_scope(*it->second, reason);
+  }
+
+  // True when the call a node belongs to, or one around it, was cancelled.
+  static bool in_cancelled_call(const CallScope* scope) {
+    for (; scope; scope = scope->caller->scope)
+      if (scope->cancelled) return true;
+    return false;
+  }
+
+  // Cancels one call of a reusable workflow: its jobs (and those of the calls inside it) that
+  // are queued or running; the ones still waiting are cancelled when their needs are done.
+  void cancel_scope(CallScope& scope, const std::string& reason) {
+    scope.cancelled = true;
+    WorkflowState& wf = *scope.caller->workflow;
+    std::vector<Node*> affected;
+    for (auto& node : wf.nodes) {
+      bool inside = false;
+      for (const CallScope* s = node->scope; s && !inside; s = s->caller->scope)
+        inside = s == &scope;
+      if (inside) affected.push_back(node.get());
     }
+    for (Node* node : affected)
+      for (auto& instance : node->instances) {
+        if (instance.state == Instance::State::queued) {
+          finish_instance_now(instance, Conclusion::cancelled, reason);
+        } else if (instance.state == Instance::State::running) {
+          instance.cancel_reason = reason;
+          instance.cancel.cancel();
+        }
+      }
+    for (Node* node : affected) maybe_finish_node(wf, *node);
   }
 
   bool workflow_done(const WorkflowState& wf) const {
@@ -393,9 +411,9 @@ class Scheduler {
     context.contexts = node.scope ? node.scope->base_contexts : wf.base_contexts;
     context.contexts["needs"] = needs_context(wf, node);
     context.failed = node.ancestor_failed;
-    context.cancelled = g_cancel_requested || wf.cancelled || (node.scope && node.scope->cancelled);
+    bool call_cancelled = in_cancelled_call(node.scope);
+    context.cancelled = g_cancel_requested || wf.cancelled || call_cancelled;
 
-    bool call_cancelled = node.scope && node.scope->cancelled;
     if (wf.cancelled || g_cancel_requested || call_cancelled) {
       // A cancelled run starts no new job unless its condition asks for it (always()).
       bool runs = false;
@@ -682,6 +700,16 @@ class Scheduler {
         }
       }
     }
+    // fail-fast of a matrix of calls: a failed called job cancels the caller's other calls.
+    if (instance.summary.conclusion == Conclusion::failure && !instance.continue_on_error)
+      for (CallScope* scope = node.scope; scope; scope = scope->caller->scope) {
+        Node& caller = *scope->caller;
+        if (!caller.plan.fail_fast || caller.calls.size() < 2) continue;
+        for (CallScope* other : caller.calls)
+          if (other != scope && !other->cancelled)
+            cancel_scope(*other, fmt::format("cancelled by fail-fast: {} failed",
+                                             instance.planned.key));
+      }
     maybe_finish_node(wf, node);
     changed_.notify_all();
   }
