@@ -120,8 +120,9 @@ class JobRun : public ActionHost {
     JobPlace place;
     place.run_id = setup_.run_id;
     place.run_number = setup_.run_number;
-    place.workflow_name = setup_.workflow->name;
-    place.workflow_path = setup_.workflow->path.string();
+    const SelectedWorkflow* triggered = setup_.triggered ? setup_.triggered : setup_.workflow;
+    place.workflow_name = triggered->name;
+    place.workflow_path = triggered->path.string();
     place.job_id = job_.id;
     place.workspace = workspace_;
     place.temp_dir = temp_dir_;

@@ -645,6 +645,7 @@ class Scheduler {
     setup.observer = &observer_;
     setup.masker = &masker_;
     setup.workflow = node.scope ? node.scope->workflow : wf.selected;
+    setup.triggered = wf.selected;
     setup.job = node.job;
     setup.run_id = wf.run.id;
     setup.run_number = wf.run.number;
