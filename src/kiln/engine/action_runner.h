@@ -49,7 +49,6 @@ class ActionHost {
   // with failed and cancelled as the job's status functions see them.
   virtual expr::Context job_context() = 0;
   virtual std::filesystem::path workspace() const = 0;
-  virtual std::filesystem::path temp_dir() const = 0;
   virtual const workflow::ReferenceRoots& references() const = 0;
 };
 

@@ -560,7 +560,6 @@ class JobRun : public ActionHost {
   }
 
   std::filesystem::path workspace() const override { return workspace_; }
-  std::filesystem::path temp_dir() const override { return temp_dir_; }
   const workflow::ReferenceRoots& references() const override { return references_; }
 
  private:

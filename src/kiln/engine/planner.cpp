@@ -369,8 +369,7 @@ Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& w
     jobs.push_back(std::move(entry));
     if (found == called.end() || level >= workflow::k_max_workflow_levels) continue;
     const auto& target = found->second->workflow;
-    const auto* call = target.find_trigger("workflow_call");
-    if (!call) continue;
+    if (!target.find_trigger("workflow_call")) continue;
     std::vector<std::string> called_ids;
     for (const auto& called_job : target.jobs) called_ids.push_back(called_job.id);
     for (const auto& instance : instances) {
@@ -382,14 +381,9 @@ Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& w
       instance_context.contexts["matrix"] = instance["matrix"].is_null()
                                                 ? expr::Value::object()
                                                 : expr::Value::parse(instance["matrix"].dump());
-      auto values = evaluate_call(job, *call, instance_context);
-      if (!values) return std::unexpected(values.error());
+      KILN_TRY(auto prepared, prepare_call(job, target, instance_context, {}));
       expr::Context called_context;
-      called_context.contexts = expr::Value::object();
-      called_context.contexts["github"] = context.contexts["github"];
-      called_context.contexts["inputs"] = values->inputs;
-      called_context.contexts["vars"] = expr::Value::object();
-      called_context.contexts["secrets"] = expr::Value::object();
+      called_context.contexts = std::move(prepared.contexts);
       called_context.contexts["env"] = expr::Value::object();
       KILN_TRY_VOID(plan_jobs(jobs, target, called_ids, called_context,
                               instance["key"].get<std::string>() + " / ", matrix_filter, called,

@@ -760,8 +760,7 @@ class Scheduler {
     const auto& job = *node.job;
     auto found = called_.find(job.uses->value);
     const SelectedWorkflow* called = found == called_.end() ? nullptr : found->second.get();
-    const auto* call = called ? called->workflow.find_trigger("workflow_call") : nullptr;
-    if (!call)
+    if (!called || !called->workflow.find_trigger("workflow_call"))
       return skip(wf, node, Conclusion::failure,
                   fmt::format("{}: '{}' is not a reusable workflow", job.uses->where.to_string(),
                               job.uses->value));
@@ -776,45 +775,18 @@ class Scheduler {
       instance_context.contexts["matrix"] = instance.matrix.is_null()
                                                 ? expr::Value::object()
                                                 : expr::Value::parse(instance.matrix.dump());
-      auto values = evaluate_call(job, *call, instance_context);
-      if (!values) return skip(wf, node, Conclusion::failure, values.error().to_string());
+      auto prepared = prepare_call(job, called->workflow, instance_context, options_.extra_env);
+      if (!prepared) return skip(wf, node, Conclusion::failure, prepared.error().to_string());
       auto scope = std::make_unique<CallScope>();
       scope->caller = &node;
       scope->key_prefix = instance.key + " / ";
       scope->name_prefix = instance.name + " / ";
       scope->workflow = called;
       scope->level = level;
-      // The called workflow sees the caller's github context and only what it is passed.
-      auto& contexts = scope->base_contexts;
-      contexts = expr::Value::object();
-      contexts["github"] = context.contexts["github"];
-      contexts["inputs"] = values->inputs;
-      contexts["secrets"] = values->secrets;
-      contexts["vars"] = context.contexts["vars"];
-      expr::Context env_context;
-      env_context.contexts = contexts;
-      env_context.contexts["env"] = expr::Value::object();
-      for (const auto& [key, value] : options_.extra_env) {
-        scope->env.emplace_back(key, value);
-        env_context.contexts["env"][key] = value;
-      }
-      for (const auto& [key, text] : called->workflow.env) {
-        auto value = expr::interpolate(text.value, env_context, text.where);
-        if (!value) return skip(wf, node, Conclusion::failure, value.error().to_string());
-        scope->env.emplace_back(key, *value);
-        env_context.contexts["env"][key] = *value;
-      }
-      if (job.concurrency) {
-        auto group = expr::interpolate(job.concurrency->group.value, instance_context,
-                                       job.concurrency->group.where);
-        if (!group) return skip(wf, node, Conclusion::failure, group.error().to_string());
-        scope->claim.group = *group;
-        if (job.concurrency->cancel_in_progress) {
-          auto flag = evaluate_flag(*job.concurrency->cancel_in_progress, instance_context);
-          if (!flag) return skip(wf, node, Conclusion::failure, flag.error().to_string());
-          scope->claim.cancel_in_progress = *flag;
-        }
-      }
+      scope->base_contexts = std::move(prepared->contexts);
+      scope->env = std::move(prepared->env);
+      scope->claim.group = prepared->concurrency_group;
+      scope->claim.cancel_in_progress = prepared->cancel_in_progress;
       scope->claim.id = fmt::format("call:{}:{}", wf.run.id, instance.key);
       scopes.push_back(std::move(scope));
     }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/engine/planner.h"
 #include "kiln/workflow/references.h"
 
 namespace kiln::engine {
@@ -50,6 +51,41 @@ Result<CallValues> evaluate_call(const workflow::Job& caller, const workflow::Tr
   // GITHUB_TOKEN is passed to every called workflow.
   if (secrets.contains("GITHUB_TOKEN")) values.secrets["GITHUB_TOKEN"] = secrets["GITHUB_TOKEN"];
   return values;
+}
+
+Result<PreparedCall> prepare_call(const workflow::Job& caller, const workflow::Workflow& called,
+                                  const expr::Context& context,
+                                  const std::map<std::string, std::string>& extra_env) {
+  PreparedCall prepared;
+  KILN_TRY(auto values, evaluate_call(caller, *called.find_trigger("workflow_call"), context));
+  // The called workflow sees the caller's github context and only what it is passed.
+  auto& contexts = prepared.contexts;
+  contexts["github"] = context.contexts.value("github", expr::Value::object());
+  contexts["inputs"] = std::move(values.inputs);
+  contexts["secrets"] = std::move(values.secrets);
+  contexts["vars"] = context.contexts.value("vars", expr::Value::object());
+  expr::Context env_context;
+  env_context.contexts = contexts;
+  env_context.contexts["env"] = expr::Value::object();
+  for (const auto& [key, value] : extra_env) {
+    prepared.env.emplace_back(key, value);
+    env_context.contexts["env"][key] = value;
+  }
+  for (const auto& [key, text] : called.env) {
+    KILN_TRY(auto value, expr::interpolate(text.value, env_context, text.where));
+    prepared.env.emplace_back(key, value);
+    env_context.contexts["env"][key] = value;
+  }
+  if (caller.concurrency) {
+    const auto& concurrency = *caller.concurrency;
+    KILN_TRY(prepared.concurrency_group,
+             expr::interpolate(concurrency.group.value, context, concurrency.group.where));
+    if (concurrency.cancel_in_progress) {
+      KILN_TRY(prepared.cancel_in_progress,
+               evaluate_flag(*concurrency.cancel_in_progress, context));
+    }
+  }
+  return prepared;
 }
 
 std::map<std::string, std::string> evaluate_call_outputs(const workflow::Trigger& call,

@@ -23,6 +23,20 @@ struct CallValues {
 Result<CallValues> evaluate_call(const workflow::Job& caller, const workflow::Trigger& call,
                                  const expr::Context& context);
 
+// What one call of a reusable workflow starts with.
+struct PreparedCall {
+  // github (the caller's), inputs, secrets (only those passed) and vars.
+  expr::Value contexts = expr::Value::object();
+  std::vector<std::pair<std::string, std::string>> env;  // --env-file, then the called `env:`
+  std::string concurrency_group;  // the caller job's `concurrency`, evaluated; empty: none
+  bool cancel_in_progress = false;
+};
+
+// Prepares the call of `called` by `caller` (one instance of it, whose contexts are `context`).
+Result<PreparedCall> prepare_call(const workflow::Job& caller, const workflow::Workflow& called,
+                                  const expr::Context& context,
+                                  const std::map<std::string, std::string>& extra_env);
+
 // on.workflow_call.outputs, evaluated with `jobs` ({id: {result, outputs}}) added to
 // `context`; an output that cannot be evaluated is left out and described in `warnings`.
 std::map<std::string, std::string> evaluate_call_outputs(const workflow::Trigger& call,
