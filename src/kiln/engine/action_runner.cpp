@@ -253,9 +253,9 @@ bool condition_holds(ActionHost& host, const std::optional<workflow::Text>& cond
   return *value;
 }
 
-ActionOutcome run_node_action(ActionHost& host, const ActionCall& call, const Action& action,
-                              const fs::path& dir, const expr::Value& inputs) {
-  ActionOutcome outcome;
+// The environment of a JavaScript action's entry points.
+core::Environment node_environment(ActionHost& host, const ActionCall& call, const fs::path& dir,
+                                   const expr::Value& inputs) {
   core::Environment env = host.job_environment();
   for (const auto& [key, value] : call.env) env[key] = value;
   for (const auto& [name, value] : inputs.items())
@@ -270,20 +270,19 @@ ActionOutcome run_node_action(ActionHost& host, const ActionCall& call, const Ac
   }
   env["GITHUB_ACTION_REPOSITORY"] = repository;
   host.finish_environment(env);
-  auto failed = [&](const std::string& message) {
-    host.log("error", message);
+  return env;
+}
+
+ActionOutcome run_node_action(ActionHost& host, const ActionCall& call, const Action& action,
+                              const fs::path& dir, const expr::Value& inputs) {
+  ActionOutcome outcome;
+  core::Environment env = node_environment(host, call, dir, inputs);
+  auto main = run_node(host, dir, action.main->value, env);
+  if (!main) {
+    host.log("error", main.error().to_string());
     outcome.conclusion = Conclusion::failure;
     return outcome;
-  };
-  // GitHub runs `pre` for actions of other repositories only: a local action is not on disk
-  // when the job starts.
-  if (action.pre && !call.uses.starts_with("./") && condition_holds(host, action.pre_if)) {
-    auto pre = run_node(host, dir, action.pre->value, env);
-    if (!pre) return failed(pre.error().to_string());
-    if (pre->outcome != exec::StepOutcome::success) return failed("the action's pre step failed");
   }
-  auto main = run_node(host, dir, action.main->value, env);
-  if (!main) return failed(main.error().to_string());
   outcome.outputs = main->outputs;
   if (main->outcome == exec::StepOutcome::cancelled) outcome.conclusion = Conclusion::cancelled;
   else if (main->outcome != exec::StepOutcome::success) outcome.conclusion = Conclusion::failure;
@@ -305,7 +304,48 @@ ActionOutcome run_node_action(ActionHost& host, const ActionCall& call, const Ac
   return outcome;
 }
 
+// An action of the mirror with its metadata, or nullopt (with nothing logged) for any other.
+std::optional<std::pair<Action, fs::path>> mirrored_action(ActionHost& host,
+                                                           const ActionCall& call) {
+  const auto& roots = host.references();
+  if (call.uses.starts_with("./") || call.uses.starts_with("docker://") || !roots.mirror ||
+      (roots.is_builtin_action && roots.is_builtin_action(call.uses)))
+    return std::nullopt;
+  auto resolved = workflow::resolve_action(call.uses, roots, call.where);
+  if (!resolved) return std::nullopt;
+  auto file = *workflow::find_action_file(resolved->path);
+  auto loaded = workflow::load_action_file(file, resolved->display / file.filename());
+  if (!loaded.action) return std::nullopt;
+  return std::pair{std::move(*loaded.action), fs::absolute(resolved->path).lexically_normal()};
+}
+
 }  // namespace
+
+Conclusion run_pre_steps(ActionHost& host, const std::vector<ActionCall>& calls) {
+  for (const auto& call : calls) {
+    auto found = mirrored_action(host, call);
+    if (!found) continue;  // the step itself reports what is wrong with it
+    const auto& [action, dir] = *found;
+    if (action.kind != ActionKind::node || !action.pre) continue;
+    if (!condition_holds(host, action.pre_if)) continue;
+    host.log("kiln", fmt::format("Pre {}", call.step_name));
+    auto inputs = action_inputs(host, action, call);
+    if (!inputs) {
+      host.log("error", inputs.error().to_string());
+      return Conclusion::failure;
+    }
+    auto result = run_node(host, dir, action.pre->value, node_environment(host, call, dir, *inputs));
+    if (!result) {
+      host.log("error", result.error().to_string());
+      return Conclusion::failure;
+    }
+    if (result->outcome != exec::StepOutcome::success) {
+      host.log("error", fmt::format("Pre {} failed", call.step_name));
+      return Conclusion::failure;
+    }
+  }
+  return Conclusion::success;
+}
 
 ActionOutcome run_action(ActionHost& host, const ActionCall& call) {
   ActionOutcome failed{Conclusion::failure, {}};

@@ -3,8 +3,9 @@
 // repositories found in the actions mirror (`uses: owner/repo@ref`, references.h). A composite
 // action's steps run inside the calling step with GitHub's step semantics (if, env, shell,
 // working-directory, continue-on-error, nested `uses`), their log lines going to the calling
-// step; a JavaScript action (node16/20/24) runs its main with the machine's `node`, `pre`
-// before it (actions of other repositories only, as on GitHub) and `post` at the end of the job.
+// step; a JavaScript action (node16/20/24) runs its main with the machine's `node`, its `pre`
+// when the job starts (actions of other repositories only, as on GitHub) and its `post` at the
+// end of the job.
 // A Docker action fails, naming the container engine it needs.
 //
 // The job runner owns the job's state (environment, file-command results, the log, the
@@ -14,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/engine.h"
@@ -68,6 +70,11 @@ struct ActionOutcome {
   Conclusion conclusion = Conclusion::success;
   std::map<std::string, std::string> outputs;  // raw (the host masks what it stores)
 };
+
+// The `pre` entry points of the JavaScript actions of other repositories among `calls` (a job's
+// steps, in order), run when the job starts as on GitHub; a local action's `pre` never runs,
+// since it is not on disk before actions/checkout. Failure when one fails: the job fails.
+Conclusion run_pre_steps(ActionHost& host, const std::vector<ActionCall>& calls);
 
 // Resolves, loads and runs the action; every problem (not found, invalid action.yml, a failing
 // step) is logged to the calling step and fails it.

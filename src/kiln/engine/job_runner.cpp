@@ -192,6 +192,8 @@ class JobRun : public ActionHost {
   bool cancelled() const { return setup_.cancel->cancelled() || timed_out_; }
 
   void run_steps() {
+    if (references_.mirror && run_pre_steps(*this, pre_step_calls()) != Conclusion::success)
+      failed_ = true;
     for (const auto& step : job_.steps) {
       if (Clock::now() >= deadline_ && !timed_out_) {
         timed_out_ = true;
@@ -201,6 +203,22 @@ class JobRun : public ActionHost {
       }
       run_step(step);
     }
+  }
+
+  // The job's action steps as run_pre_steps sees them when the job starts.
+  std::vector<ActionCall> pre_step_calls() {
+    std::vector<ActionCall> calls;
+    for (const auto& step : job_.steps) {
+      if (!step.uses) continue;
+      ActionCall& call = calls.emplace_back();
+      call.uses = step.uses->value;
+      call.where = step.uses->where;
+      call.step_name = default_step_name(step);
+      for (const auto& [key, text] : step.with)
+        if (auto value = expr::interpolate(text.value, context_, text.where))
+          call.with[key] = *value;
+    }
+    return calls;
   }
 
   void run_step(const workflow::Step& step) {
