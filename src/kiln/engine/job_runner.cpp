@@ -467,11 +467,10 @@ class JobRun : public ActionHost {
       }
       with[key] = *value;
     }
-    bool file_action = uses.starts_with("./") ||
-                       (references_.mirror && !uses.starts_with("docker://") &&
-                        !exec::is_builtin_action(uses));
+    bool file_action = uses.starts_with("./") || uses.starts_with("docker://") ||
+                       (references_.mirror && !exec::is_builtin_action(uses));
     if (file_action) {
-      // Local actions and actions of the mirror (action_runner.h).
+      // Local actions, actions of the mirror and Docker images (action_runner.h).
       ActionCall call;
       call.uses = uses;
       call.where = step.uses->where;
@@ -483,7 +482,7 @@ class JobRun : public ActionHost {
       for (const auto& [key, value] : outcome.outputs) raw_outputs_[key] = value;
       return outcome.conclusion;
     }
-    if (uses.starts_with("docker://") || !exec::is_builtin_action(uses)) {
+    if (!exec::is_builtin_action(uses)) {
       log_kiln("error", fmt::format("{}: {}", step.uses->where.to_string(),
                                     exec::unavailable_action_message(uses)));
       return Conclusion::failure;
