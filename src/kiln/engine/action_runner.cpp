@@ -38,8 +38,7 @@ bool in_path(const std::string& program, const core::Environment& env) {
 
 // The inputs context of an action: `with` values, then the defaults (evaluated with the job's
 // contexts) of inputs not given. Input names ignore case, as on GitHub.
-Result<expr::Value> action_inputs(ActionHost& host, const Action& action,
-                                  const ActionCall& call) {
+Result<expr::Value> action_inputs(ActionHost& host, const Action& action, const ActionCall& call) {
   expr::Value inputs = expr::Value::object();
   std::vector<std::string> unexpected;
   for (const auto& [name, value] : call.with) {
@@ -49,7 +48,8 @@ Result<expr::Value> action_inputs(ActionHost& host, const Action& action,
   }
   if (!unexpected.empty()) {
     std::string valid;
-    for (const auto& input : action.inputs) valid += (valid.empty() ? "'" : ", '") + input.name + "'";
+    for (const auto& input : action.inputs)
+      valid += (valid.empty() ? "'" : ", '") + input.name + "'";
     std::string names;
     for (const auto& name : unexpected) names += (names.empty() ? "'" : ", '") + name + "'";
     host.log("warning", fmt::format("Unexpected input(s) {}, valid inputs are [{}]", names, valid));
@@ -59,8 +59,8 @@ Result<expr::Value> action_inputs(ActionHost& host, const Action& action,
     std::string value;
     if (input.default_value) {
       auto context = host.job_context();
-      KILN_TRY(value, expr::interpolate(input.default_value->value, context,
-                                        input.default_value->where));
+      KILN_TRY(value,
+               expr::interpolate(input.default_value->value, context, input.default_value->where));
     } else if (input.required) {
       host.log("warning", fmt::format("Input required and not supplied: {}", input.name));
     }
@@ -73,7 +73,11 @@ class CompositeRun {
  public:
   CompositeRun(ActionHost& host, const ActionCall& call, const Action& action, fs::path dir,
                expr::Value inputs)
-      : host_(host), call_(call), action_(action), dir_(std::move(dir)), inputs_(std::move(inputs)) {}
+      : host_(host),
+        call_(call),
+        action_(action),
+        dir_(std::move(dir)),
+        inputs_(std::move(inputs)) {}
 
   ActionOutcome run() {
     ActionOutcome outcome;
@@ -190,8 +194,8 @@ class CompositeRun {
     }
     request.working_directory = host_.workspace();
     if (step.working_directory) {
-      auto directory = expr::interpolate(step.working_directory->value, context,
-                                         step.working_directory->where);
+      auto directory =
+          expr::interpolate(step.working_directory->value, context, step.working_directory->where);
       if (!directory) return fail(directory.error());
       fs::path path(*directory);
       request.working_directory = path.is_absolute() ? path : host_.workspace() / path;
@@ -284,8 +288,10 @@ ActionOutcome run_node_action(ActionHost& host, const ActionCall& call, const Ac
     return outcome;
   }
   outcome.outputs = main->outputs;
-  if (main->outcome == exec::StepOutcome::cancelled) outcome.conclusion = Conclusion::cancelled;
-  else if (main->outcome != exec::StepOutcome::success) outcome.conclusion = Conclusion::failure;
+  if (main->outcome == exec::StepOutcome::cancelled)
+    outcome.conclusion = Conclusion::cancelled;
+  else if (main->outcome != exec::StepOutcome::success)
+    outcome.conclusion = Conclusion::failure;
   if (action.post) {
     core::Environment post_env = env;
     for (const auto& [key, value] : main->state) post_env["STATE_" + key] = value;
@@ -334,7 +340,8 @@ Conclusion run_pre_steps(ActionHost& host, const std::vector<ActionCall>& calls)
       host.log("error", inputs.error().to_string());
       return Conclusion::failure;
     }
-    auto result = run_node(host, dir, action.pre->value, node_environment(host, call, dir, *inputs));
+    auto result =
+        run_node(host, dir, action.pre->value, node_environment(host, call, dir, *inputs));
     if (!result) {
       host.log("error", result.error().to_string());
       return Conclusion::failure;

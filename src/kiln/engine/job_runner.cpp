@@ -570,9 +570,7 @@ class JobRun : public ActionHost {
     expr::Context context = context_;
     context.failed = failed_;
     context.cancelled = cancelled();
-    context.contexts["job"]["status"] = failed_       ? "failure"
-                                        : cancelled() ? "cancelled"
-                                                      : "success";
+    context.contexts["job"]["status"] = failed_ ? "failure" : cancelled() ? "cancelled" : "success";
     return context;
   }
 
@@ -580,7 +578,6 @@ class JobRun : public ActionHost {
   const workflow::ReferenceRoots& references() const override { return references_; }
 
  private:
-
   void record_artifacts(const std::vector<exec::ArtifactInfo>& artifacts) {
     for (const auto& info : artifacts) {
       store::Artifact artifact;

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "kiln/exec/actions.h"
 #include "kiln/engine/workflow_call.h"
+#include "kiln/exec/actions.h"
 #include "kiln/gpu/request.h"
 #include "kiln/plan/matrix.h"
 #include "kiln/plan/trigger.h"
@@ -232,7 +232,8 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
     if (!gpu_errors.empty()) continue;
     // Calls of reusable workflows and local actions: followed and checked before anything runs.
-    auto checked = workflow::check_references(*loaded.workflow, file, reference_roots(options, repo));
+    auto checked =
+        workflow::check_references(*loaded.workflow, file, reference_roots(options, repo));
     selection.diagnostics.insert(selection.diagnostics.end(), checked.diagnostics.begin(),
                                  checked.diagnostics.end());
     if (workflow::has_errors(checked.diagnostics)) continue;
@@ -297,16 +298,15 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
   for (const auto& label : job.runs_on.labels) entry["runs_on"].push_back(label.value);
   // A called workflow's image is often an input: shown as it will run.
   if (job.container)
-    if (auto image = expr::interpolate(job.container->image.value, context,
-                                       job.container->image.where))
+    if (auto image =
+            expr::interpolate(job.container->image.value, context, job.container->image.where))
       entry["container"] = *image;
   for (const auto& [name, service] : job.services)
     entry["services"].push_back({{"name", name}, {"image", service.image.value}});
   for (const auto& step : job.steps) {
-    std::string name = step.name ? step.name->value
-                       : step.uses
-                           ? "Run " + step.uses->value
-                           : "Run " + step.run->value.substr(0, step.run->value.find('\n'));
+    std::string name = step.name   ? step.name->value
+                       : step.uses ? "Run " + step.uses->value
+                                   : "Run " + step.run->value.substr(0, step.run->value.find('\n'));
     entry["steps"].push_back(name);
   }
   if (plan_needs_results(job)) {
@@ -440,8 +440,8 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
 
     KILN_TRY(auto job_ids, jobs_to_run(wf, options.job_filter));
     json jobs = json::array();
-    KILN_TRY_VOID(plan_jobs(jobs, wf, job_ids, context, "", options.matrix_filter,
-                            selection.called, 1));
+    KILN_TRY_VOID(
+        plan_jobs(jobs, wf, job_ids, context, "", options.matrix_filter, selection.called, 1));
     plan["workflows"].push_back(
         {{"workflow", selected.path.string()}, {"name", selected.name}, {"jobs", jobs}});
   }

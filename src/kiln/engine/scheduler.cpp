@@ -71,12 +71,12 @@ struct Instance {
 // whose called jobs run as nodes of the caller's run, keyed "caller / job".
 struct CallScope {
   Node* caller = nullptr;
-  std::string key_prefix;   // "call / ", "call (linux) / ", "outer / inner / "
-  std::string name_prefix;  // the same with display names
-  const SelectedWorkflow* workflow = nullptr;             // the called file
-  expr::Value base_contexts;                              // github, inputs, secrets, vars
+  std::string key_prefix;                      // "call / ", "call (linux) / ", "outer / inner / "
+  std::string name_prefix;                     // the same with display names
+  const SelectedWorkflow* workflow = nullptr;  // the called file
+  expr::Value base_contexts;                   // github, inputs, secrets, vars
   std::vector<std::pair<std::string, std::string>> env;  // the called workflow's env
-  GroupClaim claim;                                       // the caller job's concurrency
+  GroupClaim claim;                                      // the caller job's concurrency
   bool cancelled = false;  // by a newer call in the caller's concurrency group
   std::vector<Node*> nodes;
   int level = 2;  // the triggered workflow is level 1
@@ -85,7 +85,7 @@ struct CallScope {
 struct Node {
   const workflow::Job* job = nullptr;
   WorkflowState* workflow = nullptr;
-  CallScope* scope = nullptr;      // the call whose job this is; null: the triggered workflow's
+  CallScope* scope = nullptr;     // the call whose job this is; null: the triggered workflow's
   std::vector<CallScope*> calls;  // a caller job's calls, once planned
   enum class State { waiting, planned, done } state = State::waiting;
   PlannedJob plan;
@@ -140,8 +140,8 @@ class Scheduler {
       auto selected = std::make_unique<SelectedWorkflow>();
       selected->path = called->display;
       selected->workflow = called->workflow;
-      selected->name = called->workflow.name ? called->workflow.name->value
-                                             : called->display.string();
+      selected->name =
+          called->workflow.name ? called->workflow.name->value : called->display.string();
       called_[uses] = std::move(selected);
     }
     for (const auto& selected : selection.triggered) {
@@ -442,10 +442,9 @@ class Scheduler {
     }
 
     // --matrix filters the triggered workflow's jobs, not the ones it calls.
-    auto planned =
-        plan_job(job, context,
-                 node.scope ? std::vector<std::pair<std::string, std::string>>{}
-                            : options_.matrix_filter);
+    auto planned = plan_job(
+        job, context,
+        node.scope ? std::vector<std::pair<std::string, std::string>>{} : options_.matrix_filter);
     if (!planned) return skip(wf, node, Conclusion::failure, planned.error().to_string());
     if (planned->instances.empty())
       return skip(wf, node, Conclusion::skipped, "no matrix combination matches --matrix");
@@ -708,8 +707,8 @@ class Scheduler {
         if (!caller.plan.fail_fast || caller.calls.size() < 2) continue;
         for (CallScope* other : caller.calls)
           if (other != scope && !other->cancelled)
-            cancel_scope(*other, fmt::format("cancelled by fail-fast: {} failed",
-                                             instance.planned.key));
+            cancel_scope(*other,
+                         fmt::format("cancelled by fail-fast: {} failed", instance.planned.key));
       }
     maybe_finish_node(wf, node);
     changed_.notify_all();
@@ -844,7 +843,6 @@ class Scheduler {
     if (node.scope) maybe_finish_node(wf, *node.scope->caller);
     changed_.notify_all();
   }
-
 
   void cancel_workflow(WorkflowState& wf, const std::string& reason) {
     for (auto& node : wf.nodes)

@@ -28,8 +28,9 @@ Result<CallValues> evaluate_call(const workflow::Job& caller, const workflow::Tr
       KILN_TRY(values.inputs[spec.name],
                workflow::typed_call_input(spec, value, spec.default_value->where));
     } else if (spec.required) {
-      return fail_at(uses.where, "reusable workflow '{}' requires input '{}', which 'with' does "
-                                 "not give",
+      return fail_at(uses.where,
+                     "reusable workflow '{}' requires input '{}', which 'with' does "
+                     "not give",
                      uses.value, spec.name);
     } else {
       // An input left out without a default: false, 0 or "" by its type.
@@ -38,8 +39,8 @@ Result<CallValues> evaluate_call(const workflow::Job& caller, const workflow::Tr
                                                          : expr::Value("");
     }
   }
-  const auto& secrets = context.contexts.contains("secrets") ? context.contexts["secrets"]
-                                                             : expr::Value::object();
+  const auto& secrets =
+      context.contexts.contains("secrets") ? context.contexts["secrets"] : expr::Value::object();
   if (caller.secrets_inherit) {
     values.secrets = secrets;
   } else {

@@ -37,9 +37,10 @@ jobs:
 }
 
 workflow::Job caller(std::string_view with_and_secrets) {
-  auto wf = load(fmt::format("on: push\njobs:\n  call:\n    uses: ./c.yml\n    concurrency: "
-                             "gpu-${{{{ matrix.arch }}}}\n{}",
-                             with_and_secrets));
+  auto wf =
+      load(fmt::format("on: push\njobs:\n  call:\n    uses: ./c.yml\n    concurrency: "
+                       "gpu-${{{{ matrix.arch }}}}\n{}",
+                       with_and_secrets));
   return wf.jobs.at(0);
 }
 
@@ -53,8 +54,9 @@ expr::Context caller_context() {
 }
 
 TEST(WorkflowCall, TypedInputsDefaultsSecretsEnvAndConcurrency) {
-  auto job = caller("    with:\n      arch: ${{ matrix.arch }}\n      fast: false\n"
-                    "    secrets:\n      token: ${{ secrets.T }}\n");
+  auto job = caller(
+      "    with:\n      arch: ${{ matrix.arch }}\n      fast: false\n"
+      "    secrets:\n      token: ${{ secrets.T }}\n");
   auto prepared = prepare_call(job, called(), caller_context(), {{"FROM_FILE", "f"}});
   ASSERT_TRUE(prepared) << prepared.error().to_string();
   const auto& inputs = prepared->contexts["inputs"];
@@ -63,8 +65,7 @@ TEST(WorkflowCall, TypedInputsDefaultsSecretsEnvAndConcurrency) {
   EXPECT_EQ(inputs["shards"], 0);    // left out, no default: the type's zero
   EXPECT_EQ(inputs["label"], "gpu-push");
   // Only what is passed, and GITHUB_TOKEN.
-  EXPECT_EQ(prepared->contexts["secrets"],
-            expr::Value({{"token", "s3"}, {"GITHUB_TOKEN", "gh"}}));
+  EXPECT_EQ(prepared->contexts["secrets"], expr::Value({{"token", "s3"}, {"GITHUB_TOKEN", "gh"}}));
   EXPECT_EQ(prepared->contexts["github"]["event_name"], "push");
   ASSERT_EQ(prepared->env.size(), 2u);
   EXPECT_EQ(prepared->env[1], std::make_pair(std::string("LEVEL"), std::string("called-sm_90")));

@@ -18,7 +18,7 @@ struct ActionInput {
   std::string name;  // as written; GitHub compares input names case-insensitively
   bool required = false;
   std::optional<Text> default_value;  // may hold expressions (`${{ github.token }}`)
-  std::string deprecation_message;  // empty: not deprecated
+  std::string deprecation_message;    // empty: not deprecated
   SourceLocation where;
 };
 
@@ -36,7 +36,7 @@ struct Action {
   std::vector<ActionInput> inputs;
   std::vector<ActionOutput> outputs;
   ActionKind kind = ActionKind::composite;
-  Text using_;  // runs.using as written: composite, node16, node20, node24, docker
+  Text using_;              // runs.using as written: composite, node16, node20, node24, docker
   std::vector<Step> steps;  // composite
   // JavaScript: files relative to the action's directory, and the conditions of pre and post
   // (GitHub's default for both is always()).

@@ -15,20 +15,27 @@ namespace {
 using detail::Entry;
 using detail::Reader;
 
-constexpr std::string_view k_action_keys[] = {"name",    "description", "author", "branding",
-                                              "inputs",  "outputs",     "runs"};
+constexpr std::string_view k_action_keys[] = {"name",   "description", "author", "branding",
+                                              "inputs", "outputs",     "runs"};
 constexpr std::string_view k_input_keys[] = {"description", "required", "default",
                                              "deprecationMessage"};
 constexpr std::string_view k_output_keys[] = {"description", "value"};
 constexpr std::string_view k_composite_keys[] = {"using", "steps"};
 constexpr std::string_view k_node_keys[] = {"using", "main", "pre", "pre-if", "post", "post-if"};
-constexpr std::string_view k_docker_keys[] = {"using",      "image",     "env",
-                                              "args",       "entrypoint", "pre-entrypoint",
-                                              "pre-if",     "post-entrypoint", "post-if"};
+constexpr std::string_view k_docker_keys[] = {"using",  "image",           "env",
+                                              "args",   "entrypoint",      "pre-entrypoint",
+                                              "pre-if", "post-entrypoint", "post-if"};
 // Composite steps have no timeout-minutes (GitHub refuses it there).
-constexpr std::string_view k_composite_step_keys[] = {
-    "id", "name", "if", "run", "uses", "with", "env", "shell", "working-directory",
-    "continue-on-error"};
+constexpr std::string_view k_composite_step_keys[] = {"id",
+                                                      "name",
+                                                      "if",
+                                                      "run",
+                                                      "uses",
+                                                      "with",
+                                                      "env",
+                                                      "shell",
+                                                      "working-directory",
+                                                      "continue-on-error"};
 constexpr std::string_view k_node_versions[] = {"node12", "node16", "node20", "node24"};
 
 void read_inputs(Reader& reader, const Entry& entry, Action& action) {
@@ -39,8 +46,8 @@ void read_inputs(Reader& reader, const Entry& entry, Action& action) {
     if (std::ranges::any_of(action.inputs, [&](const ActionInput& other) {
           return input_variable(other.name) == input_variable(item.key);
         }))
-      reader.error(item.key_where, fmt::format("duplicate input '{}' (input names ignore case)",
-                                               item.key));
+      reader.error(item.key_where,
+                   fmt::format("duplicate input '{}' (input names ignore case)", item.key));
     if (!item.value.IsNull()) {
       auto fields = reader.mapping(item, k_input_keys, fmt::format("input '{}'", item.key));
       if (!fields) continue;
@@ -49,8 +56,8 @@ void read_inputs(Reader& reader, const Entry& entry, Action& action) {
         if (!text) continue;
         if (f.key == "required") {
           if (!detail::is_boolean(text->value))
-            reader.error(text->where, fmt::format("'required' must be true or false, not '{}'",
-                                                  text->value));
+            reader.error(text->where,
+                         fmt::format("'required' must be true or false, not '{}'", text->value));
           input.required = text->value == "true" || text->value == "True";
         } else if (f.key == "default") {
           input.default_value = std::move(*text);
@@ -124,12 +131,18 @@ void read_runs(Reader& reader, const Entry& entry, Action& action) {
     }
     auto text = reader.text(e);
     if (!text) continue;
-    if (e.key == "main") action.main = std::move(text);
-    else if (e.key == "pre") action.pre = std::move(text);
-    else if (e.key == "post") action.post = std::move(text);
-    else if (e.key == "pre-if") action.pre_if = std::move(text);
-    else if (e.key == "post-if") action.post_if = std::move(text);
-    else if (e.key == "image") action.image = std::move(text);
+    if (e.key == "main")
+      action.main = std::move(text);
+    else if (e.key == "pre")
+      action.pre = std::move(text);
+    else if (e.key == "post")
+      action.post = std::move(text);
+    else if (e.key == "pre-if")
+      action.pre_if = std::move(text);
+    else if (e.key == "post-if")
+      action.post_if = std::move(text);
+    else if (e.key == "image")
+      action.image = std::move(text);
   }
   if (action.kind == ActionKind::composite) {
     if (!has_steps) reader.error(entry.value_where, "a composite action needs 'runs.steps'");

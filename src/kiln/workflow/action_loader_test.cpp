@@ -44,7 +44,8 @@ runs:
       with: {x: 1}
 )yaml",
                                  "action.yml");
-  ASSERT_TRUE(result.action) << (result.diagnostics.empty() ? "" : result.diagnostics[0].to_string());
+  ASSERT_TRUE(result.action) << (result.diagnostics.empty() ? ""
+                                                            : result.diagnostics[0].to_string());
   const Action& action = *result.action;
   EXPECT_EQ(action.name, "setup");
   EXPECT_EQ(action.kind, ActionKind::composite);

@@ -25,9 +25,8 @@ constexpr std::string_view k_step_keys[] = {"id",
                                             "continue-on-error",
                                             "timeout-minutes"};
 // The keys a job that calls a reusable workflow may have (GitHub's list).
-constexpr std::string_view k_caller_keys[] = {"name",     "needs",       "if",   "strategy",
-                                              "uses",     "with",        "secrets",
-                                              "concurrency", "permissions"};
+constexpr std::string_view k_caller_keys[] = {
+    "name", "needs", "if", "strategy", "uses", "with", "secrets", "concurrency", "permissions"};
 constexpr std::string_view k_runs_on_keys[] = {"group", "labels"};
 constexpr std::string_view k_environment_keys[] = {"name", "url"};
 constexpr std::string_view k_strategy_keys[] = {"matrix", "fail-fast", "max-parallel"};

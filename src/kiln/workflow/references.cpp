@@ -147,8 +147,8 @@ class Checker {
     if (!job.secrets_inherit) {
       for (const auto& [name, value] : job.secrets)
         if (!call->find_secret(name))
-          error(value.where, fmt::format("unknown secret '{}' of reusable workflow '{}'", name,
-                                         uses.value));
+          error(value.where,
+                fmt::format("unknown secret '{}' of reusable workflow '{}'", name, uses.value));
       for (const SecretSpec& spec : call->secrets)
         if (spec.required &&
             std::ranges::find(job.secrets, spec.name, &std::pair<std::string, Text>::first) ==

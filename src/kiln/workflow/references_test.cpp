@@ -15,7 +15,8 @@ class References : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::temp_directory_path() /
-            ("kiln-references-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            ("kiln-references-test-" +
+             std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
              ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_ / "repo/.github/workflows");

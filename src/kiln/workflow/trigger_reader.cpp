@@ -189,8 +189,8 @@ void read_input(Reader& reader, const Entry& entry, std::vector<InputSpec>& inpu
       } else if (e.key == "type") {
         auto text = reader.text(e);
         if (!text) continue;
-        if (call && std::ranges::find(k_call_input_types, text->value) ==
-                        std::end(k_call_input_types))
+        if (call &&
+            std::ranges::find(k_call_input_types, text->value) == std::end(k_call_input_types))
           reader.error(text->where,
                        fmt::format("unknown workflow_call input type '{}' (boolean, number or "
                                    "string){}",
