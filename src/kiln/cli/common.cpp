@@ -99,6 +99,22 @@ std::string format_duration(std::chrono::milliseconds duration) {
   return fmt::format("{}m{:02}s", ms / 60'000, (ms / 1000) % 60);
 }
 
+Result<std::optional<std::filesystem::path>> actions_mirror(const std::string& option) {
+  std::string value = option;
+  std::string source = "--actions-mirror";
+  if (value.empty()) {
+    const char* env = std::getenv("KILN_ACTIONS_MIRROR");
+    if (!env || !*env) return std::optional<std::filesystem::path>{};
+    value = env;
+    source = "KILN_ACTIONS_MIRROR";
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(value, ec))
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{} {}: no such directory", source, value));
+  return std::optional<std::filesystem::path>{std::filesystem::absolute(value)};
+}
+
 bool stdout_is_terminal() { return isatty(STDOUT_FILENO) == 1; }
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
 

@@ -39,6 +39,10 @@ Result<std::pair<std::string, std::string>> split_assignment(const std::string& 
 // "1.2s", "3m04s", "250ms".
 std::string format_duration(std::chrono::milliseconds duration);
 
+// --actions-mirror DIR, else $KILN_ACTIONS_MIRROR, else none. A directory that does not exist is
+// bad input.
+Result<std::optional<std::filesystem::path>> actions_mirror(const std::string& option);
+
 bool stdout_is_terminal();
 bool stderr_is_terminal();
 

@@ -26,6 +26,7 @@ struct RunArgs {
   std::string store;
   std::string simulate_gpus;
   std::string config;
+  std::string actions_mirror;
 };
 
 nlohmann::ordered_json to_json(const engine::RunReport& report) {
@@ -117,6 +118,7 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   if (!args.simulate_gpus.empty()) options.simulate_gpus = args.simulate_gpus;
   options.keep_workspaces = args.keep_workspaces;
   KILN_TRY_VOID(apply_host_config(args.config, options));
+  KILN_TRY(options.actions_mirror, actions_mirror(args.actions_mirror));
   return options;
 }
 
@@ -187,6 +189,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml)");
   cmd->add_option("--simulate-gpus", args->simulate_gpus,
                   "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
+  cmd->add_option("--actions-mirror", args->actions_mirror,
+                  "directory of other repositories' actions and reusable workflows, as "
+                  "DIR/owner/repo@ref/ (default: $KILN_ACTIONS_MIRROR)");
   cmd->add_flag("--dry-run", args->dry_run, "print the plan, run nothing");
   cmd->add_flag("--json", args->json, "print the result (or plan) as JSON on stdout");
   cmd->add_option("--store", args->store, "database (default: <repo>/.kiln/kiln.db)");

@@ -47,6 +47,9 @@ struct RunOptions {
   // The host config's custom runs-on labels (gpu-a100, linux.rocm.gpu.gfx942.2 ...).
   gpu::GpuLabelMap gpu_labels;
   bool keep_workspaces = false;
+  // --actions-mirror / KILN_ACTIONS_MIRROR: where `owner/repo@ref` actions and reusable
+  // workflows are read from (DIR/owner/repo@ref/); unset: such references are errors.
+  std::optional<std::filesystem::path> actions_mirror;
   // Every job's KILN_JOB_TOKEN is this prefix, '-', and the job's id, so that a watchdog can
   // find every process of this run (exec::start_orphan_reaper). Empty: one is made up.
   std::string job_token_prefix;

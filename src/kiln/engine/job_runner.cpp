@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kiln/core/subprocess.h"
+#include "kiln/engine/action_runner.h"
 #include "kiln/engine/contexts.h"
 #include "kiln/engine/hash_files.h"
 #include "kiln/exec/actions.h"
@@ -63,9 +64,14 @@ Result<bool> flag_of(const std::optional<workflow::Text>& text, const expr::Cont
 }
 
 // Everything one job instance needs while its steps run.
-class JobRun {
+class JobRun : public ActionHost {
  public:
-  explicit JobRun(const JobSetup& setup) : setup_(setup), job_(*setup.job) {}
+  explicit JobRun(const JobSetup& setup) : setup_(setup), job_(*setup.job) {
+    references_.mirror = setup.options->actions_mirror;
+    references_.is_builtin_action = [](std::string_view uses) {
+      return exec::is_builtin_action(uses);
+    };
+  }
 
   JobSummary run() {
     started_ = Clock::now();
@@ -104,6 +110,8 @@ class JobRun {
         return make_error(ErrorCode::io_error,
                           fmt::format("cannot create {}: {}", dir.string(), ec.message()));
     }
+    // As on GitHub, `uses: ./path` names a file of the workspace (actions/checkout first).
+    references_.repository = workspace_;
     auto event_path = job_dir_ / "event.json";
     std::ofstream(event_path) << setup_.event->payload.dump(2);
     benchmarks_file_ = job_dir_ / "benchmarks.txt";
@@ -112,8 +120,9 @@ class JobRun {
     JobPlace place;
     place.run_id = setup_.run_id;
     place.run_number = setup_.run_number;
-    place.workflow_name = setup_.workflow->name;
-    place.workflow_path = setup_.workflow->path.string();
+    const SelectedWorkflow* triggered = setup_.triggered ? setup_.triggered : setup_.workflow;
+    place.workflow_name = triggered->name;
+    place.workflow_path = triggered->path.string();
     place.job_id = job_.id;
     place.workspace = workspace_;
     place.temp_dir = temp_dir_;
@@ -179,6 +188,8 @@ class JobRun {
   bool cancelled() const { return setup_.cancel->cancelled() || timed_out_; }
 
   void run_steps() {
+    if (references_.mirror && run_pre_steps(*this, pre_step_calls()) != Conclusion::success)
+      failed_ = true;
     for (const auto& step : job_.steps) {
       if (Clock::now() >= deadline_ && !timed_out_) {
         timed_out_ = true;
@@ -188,6 +199,22 @@ class JobRun {
       }
       run_step(step);
     }
+  }
+
+  // The job's action steps as run_pre_steps sees them when the job starts.
+  std::vector<ActionCall> pre_step_calls() {
+    std::vector<ActionCall> calls;
+    for (const auto& step : job_.steps) {
+      if (!step.uses) continue;
+      ActionCall& call = calls.emplace_back();
+      call.uses = step.uses->value;
+      call.where = step.uses->where;
+      call.step_name = default_step_name(step);
+      for (const auto& [key, text] : step.with)
+        if (auto value = expr::interpolate(text.value, context_, text.where))
+          call.with[key] = *value;
+    }
+    return calls;
   }
 
   void run_step(const workflow::Step& step) {
@@ -324,7 +351,14 @@ class JobRun {
       }
     }
 
-    if (step.uses) return execute_action(step, *env);
+    if (step.uses) {
+      // The processes of an action's steps share the step's time limit (run_process).
+      step_deadline_ = step_limit ? std::optional(Clock::now() + timeout) : std::nullopt;
+      step_minutes_ = *step_minutes;
+      auto outcome = execute_action(step, *env);
+      step_deadline_.reset();
+      return outcome;
+    }
 
     auto script = expr::interpolate(step.run->value, context_, step.run->where);
     if (!script) {
@@ -420,16 +454,6 @@ class JobRun {
 
   Conclusion execute_action(const workflow::Step& step, const core::Environment& env) {
     const std::string& uses = step.uses->value;
-    if (uses.starts_with("./") || uses.starts_with("docker://") || !exec::is_builtin_action(uses)) {
-      std::string message = uses.starts_with("./")
-                                ? fmt::format(
-                                      "local action '{}' cannot run: local actions are "
-                                      "not supported by this kiln yet",
-                                      uses)
-                                : exec::unavailable_action_message(uses);
-      log_kiln("error", fmt::format("{}: {}", step.uses->where.to_string(), message));
-      return Conclusion::failure;
-    }
     std::map<std::string, std::string> with;
     for (const auto& [key, text] : step.with) {
       auto value = expr::interpolate(text.value, context_, text.where);
@@ -439,15 +463,96 @@ class JobRun {
       }
       with[key] = *value;
     }
+    bool file_action = uses.starts_with("./") || uses.starts_with("docker://") ||
+                       (references_.mirror && !exec::is_builtin_action(uses));
+    if (file_action) {
+      // Local actions, actions of the mirror and Docker images (action_runner.h).
+      ActionCall call;
+      call.uses = uses;
+      call.where = step.uses->where;
+      call.step_name = default_step_name(step);
+      call.with = std::move(with);
+      for (const auto& [key, text] : step.env)
+        if (auto it = env.find(key); it != env.end()) call.env[key] = it->second;
+      auto outcome = run_action(*this, call);
+      for (const auto& [key, value] : outcome.outputs) raw_outputs_[key] = value;
+      return outcome.conclusion;
+    }
+    if (!exec::is_builtin_action(uses)) {
+      log_kiln("error", fmt::format("{}: {}", step.uses->where.to_string(),
+                                    exec::unavailable_action_message(uses)));
+      return Conclusion::failure;
+    }
+    std::map<std::string, std::string> outputs;
+    auto conclusion = run_builtin(uses, with, env, outputs);
+    for (const auto& [key, value] : outputs) raw_outputs_[key] = value;
+    return conclusion;
+  }
+
+ public:
+  // ActionHost: what local and mirrored actions use of the job (action_runner.h).
+  void log(std::string_view kind, const std::string& text) override { log_kiln(kind, text); }
+
+  core::Environment job_environment() override {
+    core::Environment env = base_env_;
+    for (const auto& [key, value] : job_env_) env[key] = value;
+    for (const auto& [key, value] : file_env_) env[key] = value;
+    return env;
+  }
+
+  void finish_environment(core::Environment& env) override {
+    if (!path_additions_.empty()) env["PATH"] = exec::compose_path(path_additions_, env["PATH"]);
+    for (const auto& [key, value] : setup_.gpu_env) env[key] = value;
+  }
+
+  Result<exec::StepResult> run_process(exec::StepRequest request) override {
+    auto limit = step_deadline_ ? std::min(*step_deadline_, deadline_) : deadline_;
+    bool step_limit = step_deadline_ && *step_deadline_ < deadline_;
+    auto remaining = std::chrono::duration_cast<milliseconds>(limit - Clock::now());
+    request.timeout = std::max(remaining, milliseconds(1));
+    request.temp_dir = temp_dir_;
+    request.job_token = token_;
+    LogSink sink(*this);
+    const exec::CancelToken* cancel = setup_.cancel->cancelled() ? nullptr : setup_.cancel;
+    KILN_TRY(auto result, exec::run_step(request, sink, *setup_.masker, cancel));
+    for (const auto& [key, value] : result.env) {
+      file_env_[key] = value;
+      context_.contexts["env"][key] = value;
+    }
+    exec::add_path_entries(path_additions_, result.path_additions);
+    if (result.outcome == exec::StepOutcome::timed_out && step_limit) {
+      log_kiln("error", fmt::format("The step timed out after {} minutes.", step_minutes_));
+    } else if (result.outcome == exec::StepOutcome::timed_out && !timed_out_) {
+      timed_out_ = true;
+      log_kiln("error", fmt::format("The job has exceeded its maximum execution time of {} "
+                                    "minutes.",
+                                    job_timeout_minutes_));
+    }
+    return result;
+  }
+
+  Conclusion run_builtin(const std::string& uses, const std::map<std::string, std::string>& with,
+                         const core::Environment& env,
+                         std::map<std::string, std::string>& outputs) override {
     auto context = action_context(env);
     auto outcome = exec::run_builtin_action(uses, with, context);
     if (!outcome) {
       log_kiln("error", outcome.error().to_string());
       return Conclusion::failure;
     }
-    for (const auto& [key, value] : outcome->outputs) raw_outputs_[key] = value;
+    for (const auto& [key, value] : outcome->outputs) outputs[key] = value;
     record_artifacts(outcome->artifacts_uploaded);
-    if (outcome->post) post_actions_.push_back({*outcome->post, env});
+    if (outcome->post)
+      post_actions_.push_back([this, post = *outcome->post, env] {
+        if ((failed_ || cancelled()) && !post.always) return true;
+        log_kiln("kiln", fmt::format("Post {}", post.description));
+        auto result = exec::run_post_action(post, action_context(env));
+        if (!result)
+          log_kiln("warning", result.error().to_string());
+        else if (!result->success)
+          log_kiln("warning", setup_.masker->mask(result->error));
+        return true;
+      });
     if (!outcome->success) {
       log_kiln("error", setup_.masker->mask(outcome->error));
       return Conclusion::failure;
@@ -455,6 +560,20 @@ class JobRun {
     return Conclusion::success;
   }
 
+  void add_post(std::function<bool()> run) override { post_actions_.push_back(std::move(run)); }
+
+  expr::Context job_context() override {
+    expr::Context context = context_;
+    context.failed = failed_;
+    context.cancelled = cancelled();
+    context.contexts["job"]["status"] = failed_ ? "failure" : cancelled() ? "cancelled" : "success";
+    return context;
+  }
+
+  std::filesystem::path workspace() const override { return workspace_; }
+  const workflow::ReferenceRoots& references() const override { return references_; }
+
+ private:
   void record_artifacts(const std::vector<exec::ArtifactInfo>& artifacts) {
     for (const auto& info : artifacts) {
       store::Artifact artifact;
@@ -472,17 +591,10 @@ class JobRun {
     }
   }
 
+  // Post steps in reverse order: each decides whether it runs (post-if, save-always).
   void run_post_actions() {
-    for (auto it = post_actions_.rbegin(); it != post_actions_.rend(); ++it) {
-      const auto& [post, env] = *it;
-      if ((failed_ || cancelled()) && !post.always) continue;
-      log_kiln("kiln", fmt::format("Post {}", post.description));
-      auto outcome = exec::run_post_action(post, action_context(env));
-      if (!outcome)
-        log_kiln("warning", outcome.error().to_string());
-      else if (!outcome->success)
-        log_kiln("warning", setup_.masker->mask(outcome->error));
-    }
+    for (auto it = post_actions_.rbegin(); it != post_actions_.rend(); ++it)
+      if (!(*it)()) failed_ = true;
   }
 
   // Every process the job started is gone at its end, daemons included.
@@ -612,7 +724,11 @@ class JobRun {
   std::map<std::string, std::string> file_env_;
   std::vector<std::string> path_additions_;
   std::map<std::string, std::string> raw_outputs_;  // of the step running now, unmasked
-  std::vector<std::pair<exec::PostAction, core::Environment>> post_actions_;
+  std::vector<std::function<bool()>> post_actions_;
+  // While a step runs an action: the end of its timeout-minutes, for the action's processes.
+  std::optional<Clock::time_point> step_deadline_;
+  double step_minutes_ = 0;
+  workflow::ReferenceRoots references_;
 };
 
 Result<std::string> JobRun::hash_files(const std::vector<std::string>& patterns) {

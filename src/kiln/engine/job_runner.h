@@ -25,7 +25,10 @@ struct JobSetup {
   store::Store* store = nullptr;
   RunObserver* observer = nullptr;
   exec::Masker* masker = nullptr;  // shared by the run: secrets and ::add-mask:: values
-  const SelectedWorkflow* workflow = nullptr;
+  const SelectedWorkflow* workflow = nullptr;  // the file the job is in (defaults, env)
+  // The workflow that was triggered, when the job is in a workflow it calls: the github context
+  // (github.workflow, GITHUB_WORKFLOW) is the caller's, as on GitHub. Null: `workflow`.
+  const SelectedWorkflow* triggered = nullptr;
   const workflow::Job* job = nullptr;
   std::int64_t run_id = 0;
   std::int64_t run_number = 1;

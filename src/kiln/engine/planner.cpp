@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "kiln/engine/workflow_call.h"
+#include "kiln/exec/actions.h"
 #include "kiln/gpu/request.h"
 #include "kiln/plan/matrix.h"
 #include "kiln/plan/trigger.h"
@@ -245,6 +247,14 @@ Result<std::vector<std::string>> jobs_to_run(const workflow::Workflow& workflow,
   return ordered;
 }
 
+workflow::ReferenceRoots reference_roots(const RunOptions& options, const RepositoryInfo& repo) {
+  workflow::ReferenceRoots roots;
+  roots.repository = repo.root;
+  roots.mirror = options.actions_mirror;
+  roots.is_builtin_action = [](std::string_view uses) { return exec::is_builtin_action(uses); };
+  return roots;
+}
+
 Result<Selection> select_workflows(const RunOptions& options, const RepositoryInfo& repo,
                                    const plan::Event& event) {
   Selection selection;
@@ -270,6 +280,13 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     auto gpu_errors = check_gpu_labels(*loaded.workflow, options.gpu_labels);
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
     if (!gpu_errors.empty()) continue;
+    // Calls of reusable workflows and local actions: followed and checked before anything runs.
+    auto checked =
+        workflow::check_references(*loaded.workflow, file, reference_roots(options, repo));
+    selection.diagnostics.insert(selection.diagnostics.end(), checked.diagnostics.begin(),
+                                 checked.diagnostics.end());
+    if (workflow::has_errors(checked.diagnostics)) continue;
+    selection.called.merge(checked.workflows);
     for (const auto& job : loaded.workflow->jobs) jobs_found.insert(job.id);
     auto decision = plan::match_trigger(*loaded.workflow, event);
     if (!decision.runs) {
@@ -308,6 +325,124 @@ Error diagnostics_error(const workflow::Diagnostics& diagnostics) {
   }
   return error;
 }
+
+namespace {
+
+using Filter = std::vector<std::pair<std::string, std::string>>;
+
+// One job of the plan (--dry-run --json; the schema is in docs/cli.md).
+Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::Context& context,
+                                          const std::string& prefix, const Filter& matrix_filter) {
+  using json = nlohmann::ordered_json;
+  json needs = json::array();
+  for (const auto& need : job.needs) needs.push_back(prefix + need.value);
+  json entry = {{"id", prefix + job.id},
+                {"name", job.name ? job.name->value : job.id},
+                {"needs", needs},
+                {"if", job.if_condition ? json(job.if_condition->value) : json(nullptr)},
+                {"runs_on", json::array()},
+                {"container", job.container ? json(job.container->image.value) : json(nullptr)},
+                {"services", json::array()},
+                {"steps", json::array()}};
+  for (const auto& label : job.runs_on.labels) entry["runs_on"].push_back(label.value);
+  // A called workflow's image is often an input: shown as it will run.
+  if (job.container)
+    if (auto image =
+            expr::interpolate(job.container->image.value, context, job.container->image.where))
+      entry["container"] = *image;
+  for (const auto& [name, service] : job.services)
+    entry["services"].push_back({{"name", name}, {"image", service.image.value}});
+  for (const auto& step : job.steps) {
+    std::string name = step.name   ? step.name->value
+                       : step.uses ? "Run " + step.uses->value
+                                   : "Run " + step.run->value.substr(0, step.run->value.find('\n'));
+    entry["steps"].push_back(name);
+  }
+  if (plan_needs_results(job)) {
+    entry["matrix_deferred"] = true;
+    entry["instances"] = json::array();
+  } else {
+    expr::Context job_context = context;
+    expr::Value needs_context = expr::Value::object();
+    for (const auto& need : job.needs)
+      needs_context[need.value] = {{"result", "success"}, {"outputs", expr::Value::object()}};
+    job_context.contexts["needs"] = needs_context;
+    KILN_TRY(auto planned, plan_job(job, job_context, prefix.empty() ? matrix_filter : Filter{}));
+    json instances = json::array();
+    for (const auto& instance : planned.instances) {
+      expr::Context instance_context = job_context;
+      instance_context.contexts["matrix"] = instance.matrix.is_null()
+                                                ? expr::Value::object()
+                                                : expr::Value::parse(instance.matrix.dump());
+      json labels = json::array();
+      for (const auto& label : job.runs_on.labels) {
+        auto value = expr::interpolate(label.value, instance_context, label.where);
+        labels.push_back(value ? *value : label.value);
+      }
+      instances.push_back({{"key", prefix + instance.key},
+                           {"name", prefix + instance.name},
+                           {"matrix", instance.matrix},
+                           {"runs_on", labels}});
+    }
+    entry["matrix_deferred"] = false;
+    entry["fail_fast"] = planned.fail_fast;
+    entry["max_parallel"] = planned.max_parallel;
+    entry["instances"] = instances;
+  }
+  return entry;
+}
+
+}  // namespace
+
+namespace {
+
+using CalledMap = std::map<std::string, std::shared_ptr<const workflow::CalledWorkflow>>;
+
+// The plan of the jobs `ids` of one workflow file (`prefix` "caller / " for a called one), each
+// caller job followed by the jobs of its calls, one call per instance.
+Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& wf,
+                       const std::vector<std::string>& ids, const expr::Context& context,
+                       const std::string& prefix, const Filter& matrix_filter,
+                       const CalledMap& called, int level) {
+  using json = nlohmann::ordered_json;
+  for (const auto& id : ids) {
+    const auto& job = *wf.find_job(id);
+    KILN_TRY(auto entry, plan_entry(job, context, prefix, matrix_filter));
+    if (!job.calls_workflow()) {
+      jobs.push_back(std::move(entry));
+      continue;
+    }
+    entry["uses"] = job.uses->value;
+    auto found = called.find(job.uses->value);
+    json instances = entry["instances"];
+    jobs.push_back(std::move(entry));
+    if (found == called.end() || level >= workflow::k_max_workflow_levels) continue;
+    const auto& target = found->second->workflow;
+    if (!target.find_trigger("workflow_call")) continue;
+    std::vector<std::string> called_ids;
+    for (const auto& called_job : target.jobs) called_ids.push_back(called_job.id);
+    for (const auto& instance : instances) {
+      expr::Context instance_context = context;
+      instance_context.contexts["needs"] = expr::Value::object();
+      for (const auto& need : job.needs)
+        instance_context.contexts["needs"][need.value] = {{"result", "success"},
+                                                          {"outputs", expr::Value::object()}};
+      instance_context.contexts["matrix"] = instance["matrix"].is_null()
+                                                ? expr::Value::object()
+                                                : expr::Value::parse(instance["matrix"].dump());
+      KILN_TRY(auto prepared, prepare_call(job, target, instance_context, {}));
+      expr::Context called_context;
+      called_context.contexts = std::move(prepared.contexts);
+      called_context.contexts["env"] = expr::Value::object();
+      KILN_TRY_VOID(plan_jobs(jobs, target, called_ids, called_context,
+                              instance["key"].get<std::string>() + " / ", matrix_filter, called,
+                              level + 1));
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
   using json = nlohmann::ordered_json;
@@ -354,61 +489,8 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
 
     KILN_TRY(auto job_ids, jobs_to_run(wf, options.job_filter));
     json jobs = json::array();
-    for (const auto& id : job_ids) {
-      const auto& job = *wf.find_job(id);
-      json needs = json::array();
-      for (const auto& need : job.needs) needs.push_back(need.value);
-      json entry = {{"id", job.id},
-                    {"name", job.name ? job.name->value : job.id},
-                    {"needs", needs},
-                    {"if", job.if_condition ? json(job.if_condition->value) : json(nullptr)},
-                    {"runs_on", json::array()},
-                    {"container", job.container ? json(job.container->image.value) : json(nullptr)},
-                    {"services", json::array()},
-                    {"steps", json::array()}};
-      for (const auto& label : job.runs_on.labels) entry["runs_on"].push_back(label.value);
-      for (const auto& [name, service] : job.services)
-        entry["services"].push_back({{"name", name}, {"image", service.image.value}});
-      for (const auto& step : job.steps) {
-        std::string name = step.name ? step.name->value
-                           : step.uses
-                               ? "Run " + step.uses->value
-                               : "Run " + step.run->value.substr(0, step.run->value.find('\n'));
-        entry["steps"].push_back(name);
-      }
-      if (plan_needs_results(job)) {
-        entry["matrix_deferred"] = true;
-        entry["instances"] = json::array();
-      } else {
-        expr::Context job_context = context;
-        expr::Value needs_context = expr::Value::object();
-        for (const auto& need : job.needs)
-          needs_context[need.value] = {{"result", "success"}, {"outputs", expr::Value::object()}};
-        job_context.contexts["needs"] = needs_context;
-        KILN_TRY(auto planned, plan_job(job, job_context, options.matrix_filter));
-        json instances = json::array();
-        for (const auto& instance : planned.instances) {
-          expr::Context instance_context = job_context;
-          instance_context.contexts["matrix"] = instance.matrix.is_null()
-                                                    ? expr::Value::object()
-                                                    : expr::Value::parse(instance.matrix.dump());
-          json labels = json::array();
-          for (const auto& label : job.runs_on.labels) {
-            auto value = expr::interpolate(label.value, instance_context, label.where);
-            labels.push_back(value ? *value : label.value);
-          }
-          instances.push_back({{"key", instance.key},
-                               {"name", instance.name},
-                               {"matrix", instance.matrix},
-                               {"runs_on", labels}});
-        }
-        entry["matrix_deferred"] = false;
-        entry["fail_fast"] = planned.fail_fast;
-        entry["max_parallel"] = planned.max_parallel;
-        entry["instances"] = instances;
-      }
-      jobs.push_back(std::move(entry));
-    }
+    KILN_TRY_VOID(
+        plan_jobs(jobs, wf, job_ids, context, "", options.matrix_filter, selection.called, 1));
     plan["workflows"].push_back(
         {{"workflow", selected.path.string()}, {"name", selected.name}, {"jobs", jobs}});
   }
@@ -428,6 +510,8 @@ std::string plan_text(const nlohmann::ordered_json& plan) {
         needs += (needs.empty() ? "" : ", ") + need.get<std::string>();
       out += fmt::format("  job {}{}\n", job["id"].get<std::string>(),
                          needs.empty() ? "" : " (needs " + needs + ")");
+      if (job.contains("uses"))
+        out += fmt::format("    calls {}\n", job["uses"].get<std::string>());
       if (job["matrix_deferred"].get<bool>()) {
         out += "    matrix: decided when its needs finish\n";
       } else {

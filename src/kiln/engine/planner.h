@@ -3,6 +3,8 @@
 // matrix combination) once the contexts it may use (needs outputs) exist.
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "kiln/workflow/diagnostic.h"
 #include "kiln/workflow/expr/expr.h"
 #include "kiln/workflow/model.h"
+#include "kiln/workflow/references.h"
 
 namespace kiln::engine {
 
@@ -29,6 +32,8 @@ struct SelectedWorkflow {
 
 struct Selection {
   std::vector<SelectedWorkflow> triggered;
+  // The reusable workflows the triggered ones call (directly or not), by the `uses:` text.
+  std::map<std::string, std::shared_ptr<const workflow::CalledWorkflow>> called;
   std::vector<std::pair<std::string, std::string>> not_triggered;  // (path, reason)
   workflow::Diagnostics diagnostics;  // of every workflow file, errors and warnings
 };
@@ -83,6 +88,9 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
 Result<gpu::GpuRequest> job_gpu_request(std::span<const gpu::GpuLabel> labels,
                                         const std::optional<std::string>& container_options,
                                         const SourceLocation& options_where);
+
+// The roots that `uses:` references of the repository resolve against (references.h).
+workflow::ReferenceRoots reference_roots(const RunOptions& options, const RepositoryInfo& repo);
 
 // One error carrying every error diagnostic, one per line (the first is the error's location).
 Error diagnostics_error(const workflow::Diagnostics& diagnostics);

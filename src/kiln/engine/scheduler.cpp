@@ -24,6 +24,7 @@
 #include "kiln/engine/job_runner.h"
 #include "kiln/engine/planner.h"
 #include "kiln/engine/repository.h"
+#include "kiln/engine/workflow_call.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/gpu/allocator.h"
 #include "kiln/gpu/request.h"
@@ -41,6 +42,7 @@ std::atomic<bool> g_cancel_requested{false};
 using Clock = std::chrono::steady_clock;
 
 struct WorkflowState;
+struct Node;
 
 // A run's or job's place in a concurrency group (plan::ConcurrencyGroups decides).
 struct GroupClaim {
@@ -70,9 +72,26 @@ struct Instance {
   std::thread thread;
 };
 
+// One call of a reusable workflow: an instance of a caller job (one per matrix combination)
+// whose called jobs run as nodes of the caller's run, keyed "caller / job".
+struct CallScope {
+  Node* caller = nullptr;
+  std::string key_prefix;                      // "call / ", "call (linux) / ", "outer / inner / "
+  std::string name_prefix;                     // the same with display names
+  const SelectedWorkflow* workflow = nullptr;  // the called file
+  expr::Value base_contexts;                   // github, inputs, secrets, vars
+  std::vector<std::pair<std::string, std::string>> env;  // the called workflow's env
+  GroupClaim claim;                                      // the caller job's concurrency
+  bool cancelled = false;  // by a newer call in the caller's concurrency group
+  std::vector<Node*> nodes;
+  int level = 2;  // the triggered workflow is level 1
+};
+
 struct Node {
   const workflow::Job* job = nullptr;
   WorkflowState* workflow = nullptr;
+  CallScope* scope = nullptr;     // the call whose job this is; null: the triggered workflow's
+  std::vector<CallScope*> calls;  // a caller job's calls, once planned
   enum class State { waiting, planned, done } state = State::waiting;
   PlannedJob plan;
   std::list<Instance> instances;  // stable addresses
@@ -92,6 +111,7 @@ struct WorkflowState {
   bool cancelled = false;  // by a newer run of its concurrency group, or Ctrl-C
   Clock::time_point started;
   std::vector<JobSummary> finished;
+  std::vector<std::unique_ptr<CallScope>> scopes;
 };
 
 store::JobStatus to_job_status(Conclusion conclusion) {
@@ -126,6 +146,14 @@ class Scheduler {
   }
 
   Result<RunReport> run(const Selection& selection) {
+    for (const auto& [uses, called] : selection.called) {
+      auto selected = std::make_unique<SelectedWorkflow>();
+      selected->path = called->display;
+      selected->workflow = called->workflow;
+      selected->name =
+          called->workflow.name ? called->workflow.name->value : called->display.string();
+      called_[uses] = std::move(selected);
+    }
     for (const auto& selected : selection.triggered) {
       KILN_TRY_VOID(start_workflow(selected));
     }
@@ -211,9 +239,10 @@ class Scheduler {
     return {};
   }
 
-  Node* find_node(WorkflowState& wf, const std::string& id) {
+  // A job of the same workflow file (and the same call of it) as `from`.
+  Node* find_node(WorkflowState& wf, const std::string& id, const Node& from) {
     for (auto& node : wf.nodes)
-      if (node->job->id == id) return node.get();
+      if (node->scope == from.scope && node->job->id == id) return node.get();
     return nullptr;
   }
 
@@ -230,12 +259,15 @@ class Scheduler {
       bool changed = true;
       while (changed) {
         changed = false;
+        // By index: resolving a caller job appends the called workflow's jobs.
         for (auto& wf : workflows_)
-          for (auto& node : wf->nodes)
-            if (node->state == Node::State::waiting && needs_done(*wf, *node)) {
-              resolve(*wf, *node);
+          for (size_t i = 0; i < wf->nodes.size(); ++i) {
+            Node& node = *wf->nodes[i];
+            if (node.state == Node::State::waiting && needs_done(*wf, node)) {
+              resolve(*wf, node);
               changed = true;
             }
+          }
       }
       start_ready();
       report_progress();
@@ -258,8 +290,11 @@ class Scheduler {
 
   bool needs_done(WorkflowState& wf, const Node& node) {
     if (!wf.claim.group.empty() && !wf.claim.granted && !wf.cancelled) return false;
+    if (node.scope && !node.scope->claim.group.empty() && !node.scope->claim.granted &&
+        !in_cancelled_call(node.scope) && !wf.cancelled)
+      return false;
     for (const auto& need : node.job->needs) {
-      Node* dep = find_node(wf, need.value);
+      Node* dep = find_node(wf, need.value, node);
       if (dep && dep->state != Node::State::done) return false;
     }
     return true;
@@ -267,8 +302,11 @@ class Scheduler {
 
   // Workflow-level concurrency: a workflow starts no job until it holds its group.
   void acquire_workflow_groups() {
-    for (auto& wf : workflows_)
-      if (!wf->cancelled) claim(wf->claim);
+    for (auto& wf : workflows_) {
+      if (wf->cancelled) continue;
+      claim(wf->claim);
+      for (auto& scope : wf->scopes) claim(scope->claim);
+    }
   }
 
   // Asks for a claim's group once; cancels what the answer says. True when the claim holds.
@@ -294,6 +332,8 @@ class Scheduler {
       it->second->claim.granted = true;
     if (auto it = workflow_claims_.find(*promoted); it != workflow_claims_.end())
       it->second->claim.granted = true;
+    if (auto it = scope_claims_.find(*promoted); it != scope_claims_.end())
+      it->second->claim.granted = true;
     changed_.notify_all();
   }
 
@@ -312,6 +352,39 @@ class Scheduler {
       it->second->cancelled = true;
       cancel_workflow(*it->second, reason);
     }
+    if (auto it = scope_claims_.find(id); it != scope_claims_.end())
+      cancel_scope(*it->second, reason);
+  }
+
+  // True when the call a node belongs to, or one around it, was cancelled.
+  static bool in_cancelled_call(const CallScope* scope) {
+    for (; scope; scope = scope->caller->scope)
+      if (scope->cancelled) return true;
+    return false;
+  }
+
+  // Cancels one call of a reusable workflow: its jobs (and those of the calls inside it) that
+  // are queued or running; the ones still waiting are cancelled when their needs are done.
+  void cancel_scope(CallScope& scope, const std::string& reason) {
+    scope.cancelled = true;
+    WorkflowState& wf = *scope.caller->workflow;
+    std::vector<Node*> affected;
+    for (auto& node : wf.nodes) {
+      bool inside = false;
+      for (const CallScope* s = node->scope; s && !inside; s = s->caller->scope)
+        inside = s == &scope;
+      if (inside) affected.push_back(node.get());
+    }
+    for (Node* node : affected)
+      for (auto& instance : node->instances) {
+        if (instance.state == Instance::State::queued) {
+          finish_instance_now(instance, Conclusion::cancelled, reason);
+        } else if (instance.state == Instance::State::running) {
+          instance.cancel_reason = reason;
+          instance.cancel.cancel();
+        }
+      }
+    for (Node* node : affected) maybe_finish_node(wf, *node);
   }
 
   bool workflow_done(const WorkflowState& wf) const {
@@ -322,7 +395,7 @@ class Scheduler {
   expr::Value needs_context(WorkflowState& wf, const Node& node) {
     expr::Value needs = expr::Value::object();
     for (const auto& need : node.job->needs) {
-      Node* dep = find_node(wf, need.value);
+      Node* dep = find_node(wf, need.value, node);
       expr::Value outputs = expr::Value::object();
       std::string result = "skipped";
       if (dep) {
@@ -339,18 +412,19 @@ class Scheduler {
     const auto& job = *node.job;
     bool needs_succeeded = true;
     for (const auto& need : job.needs) {
-      Node* dep = find_node(wf, need.value);
+      Node* dep = find_node(wf, need.value, node);
       if (!dep) continue;
       if (dep->result != Conclusion::success) needs_succeeded = false;
       if (dep->result == Conclusion::failure || dep->ancestor_failed) node.ancestor_failed = true;
     }
     expr::Context context;
-    context.contexts = wf.base_contexts;
+    context.contexts = node.scope ? node.scope->base_contexts : wf.base_contexts;
     context.contexts["needs"] = needs_context(wf, node);
     context.failed = node.ancestor_failed;
-    context.cancelled = g_cancel_requested || wf.cancelled;
+    bool call_cancelled = in_cancelled_call(node.scope);
+    context.cancelled = g_cancel_requested || wf.cancelled || call_cancelled;
 
-    if (wf.cancelled || g_cancel_requested) {
+    if (wf.cancelled || g_cancel_requested || call_cancelled) {
       // A cancelled run starts no new job unless its condition asks for it (always()).
       bool runs = false;
       if (job.if_condition) {
@@ -377,10 +451,20 @@ class Scheduler {
       return skip(wf, node, Conclusion::skipped, "a needed job did not succeed");
     }
 
-    auto planned = plan_job(job, context, options_.matrix_filter);
+    // --matrix filters the triggered workflow's jobs, not the ones it calls.
+    auto planned = plan_job(
+        job, context,
+        node.scope ? std::vector<std::pair<std::string, std::string>>{} : options_.matrix_filter);
     if (!planned) return skip(wf, node, Conclusion::failure, planned.error().to_string());
     if (planned->instances.empty())
       return skip(wf, node, Conclusion::skipped, "no matrix combination matches --matrix");
+    std::string key_prefix = node.scope ? node.scope->key_prefix : "";
+    std::string name_prefix = node.scope ? node.scope->name_prefix : "";
+    for (auto& instance : planned->instances) {
+      instance.key = key_prefix + instance.key;
+      instance.name = name_prefix + instance.name;
+    }
+    if (job.calls_workflow()) return start_calls(wf, node, context, std::move(*planned));
     node.plan = std::move(*planned);
     node.state = Node::State::planned;
     for (auto& planned_instance : node.plan.instances) {
@@ -466,8 +550,9 @@ class Scheduler {
   void skip(WorkflowState& wf, Node& node, Conclusion conclusion, const std::string& reason) {
     auto& instance = node.instances.emplace_back();
     instance.node = &node;
-    instance.planned.key = node.job->id;
-    instance.planned.name = node.job->name ? node.job->name->value : node.job->id;
+    instance.planned.key = (node.scope ? node.scope->key_prefix : "") + node.job->id;
+    instance.planned.name = (node.scope ? node.scope->name_prefix : "") +
+                            (node.job->name ? node.job->name->value : node.job->id);
     store::Job row;
     row.run_id = wf.run.id;
     row.key = instance.planned.key;
@@ -619,14 +704,15 @@ class Scheduler {
     setup.store = &store_;
     setup.observer = &observer_;
     setup.masker = &masker_;
-    setup.workflow = wf.selected;
+    setup.workflow = node.scope ? node.scope->workflow : wf.selected;
+    setup.triggered = wf.selected;
     setup.job = node.job;
     setup.run_id = wf.run.id;
     setup.run_number = wf.run.number;
     setup.job_row = instance.job_row;
     setup.instance = instance.planned;
     setup.labels = instance.labels;
-    setup.contexts = wf.base_contexts;
+    setup.contexts = node.scope ? node.scope->base_contexts : wf.base_contexts;
     setup.contexts["needs"] = needs_context(wf, node);
     setup.contexts["matrix"] = instance.planned.matrix.is_null()
                                    ? expr::Value::object()
@@ -637,7 +723,7 @@ class Scheduler {
         {"job-total", instance.planned.total},
         {"max-parallel",
          node.plan.max_parallel > 0 ? node.plan.max_parallel : instance.planned.total}};
-    setup.workflow_env = wf.env;
+    setup.workflow_env = node.scope ? node.scope->env : wf.env;
     setup.gpu_env = gpu_environment(instance);
     setup.job_token = instance.token;
     if (!instance.gpus.empty())
@@ -677,12 +763,23 @@ class Scheduler {
         }
       }
     }
+    // fail-fast of a matrix of calls: a failed called job cancels the caller's other calls.
+    if (instance.summary.conclusion == Conclusion::failure && !instance.continue_on_error)
+      for (CallScope* scope = node.scope; scope; scope = scope->caller->scope) {
+        Node& caller = *scope->caller;
+        if (!caller.plan.fail_fast || caller.calls.size() < 2) continue;
+        for (CallScope* other : caller.calls)
+          if (other != scope && !other->cancelled)
+            cancel_scope(*other,
+                         fmt::format("cancelled by fail-fast: {} failed", instance.planned.key));
+      }
     maybe_finish_node(wf, node);
     changed_.notify_all();
   }
 
   void maybe_finish_node(WorkflowState& wf, Node& node) {
     if (node.state == Node::State::done) return;
+    if (!node.calls.empty()) return maybe_finish_caller(wf, node);
     for (const auto& instance : node.instances)
       if (instance.state != Instance::State::done) return;
     bool any_failure = false, any_cancelled = false, all_skipped = true;
@@ -714,6 +811,99 @@ class Scheduler {
       node.result = Conclusion::success;
     node.state = Node::State::done;
     if (workflow_done(wf)) release(wf.claim);
+    if (node.scope) maybe_finish_node(wf, *node.scope->caller);
+    changed_.notify_all();
+  }
+
+  // A caller job's instances: one call of the reusable workflow each, whose jobs become nodes
+  // of this run (keyed "caller / job") that start as their own needs allow.
+  void start_calls(WorkflowState& wf, Node& node, const expr::Context& context,
+                   PlannedJob planned) {
+    const auto& job = *node.job;
+    auto found = called_.find(job.uses->value);
+    const SelectedWorkflow* called = found == called_.end() ? nullptr : found->second.get();
+    if (!called || !called->workflow.find_trigger("workflow_call"))
+      return skip(wf, node, Conclusion::failure,
+                  fmt::format("{}: '{}' is not a reusable workflow", job.uses->where.to_string(),
+                              job.uses->value));
+    int level = node.scope ? node.scope->level + 1 : 2;
+    if (level > workflow::k_max_workflow_levels)
+      return skip(wf, node, Conclusion::failure,
+                  fmt::format("{}: reusable workflows nest deeper than {} levels",
+                              job.uses->where.to_string(), workflow::k_max_workflow_levels));
+    std::vector<std::unique_ptr<CallScope>> scopes;
+    for (const auto& instance : planned.instances) {
+      expr::Context instance_context = context;
+      instance_context.contexts["matrix"] = instance.matrix.is_null()
+                                                ? expr::Value::object()
+                                                : expr::Value::parse(instance.matrix.dump());
+      auto prepared = prepare_call(job, called->workflow, instance_context, options_.extra_env);
+      if (!prepared) return skip(wf, node, Conclusion::failure, prepared.error().to_string());
+      auto scope = std::make_unique<CallScope>();
+      scope->caller = &node;
+      scope->key_prefix = instance.key + " / ";
+      scope->name_prefix = instance.name + " / ";
+      scope->workflow = called;
+      scope->level = level;
+      scope->base_contexts = std::move(prepared->contexts);
+      scope->env = std::move(prepared->env);
+      scope->claim.group = prepared->concurrency_group;
+      scope->claim.cancel_in_progress = prepared->cancel_in_progress;
+      scope->claim.id = fmt::format("call:{}:{}", wf.run.id, instance.key);
+      scopes.push_back(std::move(scope));
+    }
+    node.plan = std::move(planned);
+    node.state = Node::State::planned;
+    for (auto& scope : scopes) {
+      for (const auto& called_job : called->workflow.jobs) {
+        auto child = std::make_unique<Node>();
+        child->job = &called_job;
+        child->workflow = &wf;
+        child->scope = scope.get();
+        scope->nodes.push_back(child.get());
+        wf.nodes.push_back(std::move(child));
+      }
+      node.calls.push_back(scope.get());
+      scope_claims_[scope->claim.id] = scope.get();
+      wf.scopes.push_back(std::move(scope));
+    }
+    changed_.notify_all();
+  }
+
+  // A caller job is done when every job of each of its calls is: it failed when one of them
+  // failed, and its outputs are the called workflow's (the last call to set one wins).
+  void maybe_finish_caller(WorkflowState& wf, Node& node) {
+    for (const CallScope* scope : node.calls)
+      for (const Node* child : scope->nodes)
+        if (child->state != Node::State::done) return;
+    bool any_failure = false, any_cancelled = false, all_skipped = true;
+    for (CallScope* scope : node.calls) {
+      expr::Value jobs = expr::Value::object();
+      for (const Node* child : scope->nodes) {
+        if (child->result == Conclusion::failure) any_failure = true;
+        if (child->result == Conclusion::cancelled) any_cancelled = true;
+        if (child->result != Conclusion::skipped) all_skipped = false;
+        expr::Value outputs = expr::Value::object();
+        for (const auto& [key, value] : child->outputs) outputs[key] = value;
+        jobs[child->job->id] = {{"result", std::string(store::to_string(child->result))},
+                                {"outputs", outputs}};
+      }
+      expr::Context context;
+      context.contexts = scope->base_contexts;
+      std::vector<std::string> warnings;
+      const auto* call = scope->workflow->workflow.find_trigger("workflow_call");
+      for (const auto& [key, value] : evaluate_call_outputs(*call, context, jobs, warnings))
+        if (!value.empty()) node.outputs[key] = value;
+      for (const auto& warning : warnings) observer_.warning(warning);
+      release(scope->claim);
+    }
+    node.result = any_failure     ? Conclusion::failure
+                  : any_cancelled ? Conclusion::cancelled
+                  : all_skipped   ? Conclusion::skipped
+                                  : Conclusion::success;
+    node.state = Node::State::done;
+    if (workflow_done(wf)) release(wf.claim);
+    if (node.scope) maybe_finish_node(wf, *node.scope->caller);
     changed_.notify_all();
   }
 
@@ -807,6 +997,8 @@ class Scheduler {
   std::unique_ptr<gpu::Topology> topology_;  // over pass_inventory_
   std::map<std::string, Instance*> instance_claims_;
   std::map<std::string, WorkflowState*> workflow_claims_;
+  std::map<std::string, CallScope*> scope_claims_;
+  std::map<std::string, std::unique_ptr<SelectedWorkflow>> called_;  // by `uses:` text
   int last_done_ = -1;
   std::vector<std::string> last_running_;
 };

@@ -86,8 +86,10 @@ std::string unavailable_action_message(std::string_view uses) {
   message +=
       "kiln has no network and runs only its built-in actions (actions/checkout, "
       "actions/upload-artifact, actions/download-artifact, actions/cache, actions/cache/restore, "
-      "actions/cache/save) and local actions (uses: ./path/to/action); use a 'run:' step or "
-      "copy the action into the repository";
+      "actions/cache/save), local actions (uses: ./path/to/action) and actions found in an "
+      "actions mirror (--actions-mirror DIR or KILN_ACTIONS_MIRROR, holding "
+      "DIR/owner/repo@ref/); use a 'run:' step, copy the action into the repository or mirror "
+      "it";
   return message;
 }
 

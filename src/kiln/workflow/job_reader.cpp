@@ -24,6 +24,9 @@ constexpr std::string_view k_step_keys[] = {"id",
                                             "working-directory",
                                             "continue-on-error",
                                             "timeout-minutes"};
+// The keys a job that calls a reusable workflow may have (GitHub's list).
+constexpr std::string_view k_caller_keys[] = {
+    "name", "needs", "if", "strategy", "uses", "with", "secrets", "concurrency", "permissions"};
 constexpr std::string_view k_runs_on_keys[] = {"group", "labels"};
 constexpr std::string_view k_environment_keys[] = {"name", "url"};
 constexpr std::string_view k_strategy_keys[] = {"matrix", "fail-fast", "max-parallel"};
@@ -151,7 +154,11 @@ bool is_action_reference(std::string_view uses) {
          name[slash + 1] != '/';
 }
 
-std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::string& job_id) {
+}  // namespace
+
+std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::string& job_id,
+                             std::span<const std::string_view> keys) {
+  if (keys.empty()) keys = k_step_keys;
   std::vector<Step> steps;
   auto items = reader.list(entry);
   if (!items) return steps;
@@ -164,7 +171,7 @@ std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::stri
                    fmt::format("a step must be a mapping, not {}", has_shape(item.value)));
       continue;
     }
-    auto entries = reader.mapping(item.value, item.where, "steps", k_step_keys, "a step");
+    auto entries = reader.mapping(item.value, item.where, "steps", keys, "a step");
     Step step;
     step.index = static_cast<int>(i);
     step.where = item.where;
@@ -222,6 +229,44 @@ std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::stri
   return steps;
 }
 
+namespace {
+
+// `uses` of a job: ./path/to/workflow.yml or owner/repo/path/to/workflow.yml@ref.
+bool is_workflow_reference(std::string_view uses) {
+  auto yaml = [](std::string_view path) {
+    return path.ends_with(".yml") || path.ends_with(".yaml");
+  };
+  if (uses.starts_with("./")) return yaml(uses) && uses.find('@') == std::string_view::npos;
+  auto at = uses.rfind('@');
+  if (at == std::string_view::npos || at + 1 == uses.size()) return false;
+  std::string_view path = uses.substr(0, at);
+  auto first = path.find('/');
+  auto second = first == std::string_view::npos ? first : path.find('/', first + 1);
+  return first > 0 && second != std::string_view::npos && second > first + 1 && yaml(path);
+}
+
+void read_call(Reader& reader, Job& job, const Entry& e) {
+  if (e.key == "uses") {
+    job.uses = reader.text(e);
+    if (job.uses && !is_workflow_reference(job.uses->value))
+      reader.error(job.uses->where,
+                   fmt::format("invalid reusable workflow '{}': expected ./path/to/workflow.yml "
+                               "or owner/repo/path/to/workflow.yml@ref",
+                               job.uses->value));
+  } else if (e.key == "with") {
+    job.with = reader.text_map(e);
+  } else if (e.value.IsScalar()) {  // secrets: inherit
+    auto text = reader.text(e);
+    if (text && text->value == "inherit")
+      job.secrets_inherit = true;
+    else if (text)
+      reader.error(text->where,
+                   fmt::format("'secrets' must be 'inherit' or a mapping, not '{}'", text->value));
+  } else {
+    job.secrets = reader.text_map(e);
+  }
+}
+
 Job read_job(Reader& reader, const Entry& entry) {
   Job job;
   job.id = entry.key;
@@ -233,8 +278,14 @@ Job read_job(Reader& reader, const Entry& entry) {
   auto entries = reader.mapping(entry, k_job_keys, fmt::format("job '{}'", job.id));
   if (!entries) return job;
   bool has_runs_on = false, has_steps = false;
-  const Entry* reusable = nullptr;
+  bool calls = std::ranges::find(*entries, "uses", &Entry::key) != entries->end();
   for (const Entry& e : *entries) {
+    if (calls && std::ranges::find(k_caller_keys, e.key) == std::end(k_caller_keys)) {
+      reader.error(e.key_where, fmt::format("job '{}' calls a reusable workflow: it cannot have "
+                                            "'{}'",
+                                            job.id, e.key));
+      continue;
+    }
     if (e.key == "name") {
       job.name = reader.text(e);
     } else if (e.key == "needs") {
@@ -273,17 +324,15 @@ Job read_job(Reader& reader, const Entry& entry) {
       job.concurrency = read_concurrency(reader, e);
     } else if (e.key == "permissions") {
       read_permissions(reader, e);
-    } else if (!reusable) {  // uses, with, secrets: a call of a reusable workflow
-      reusable = &e;
+    } else if (calls) {  // uses, with, secrets: a call of a reusable workflow
+      read_call(reader, job, e);
+    } else {
+      reader.error(e.key_where, fmt::format("job '{}' has '{}' but no 'uses' (a reusable "
+                                            "workflow to call)",
+                                            job.id, e.key));
     }
   }
-  if (reusable) {
-    reader.error(reusable->key_where,
-                 fmt::format("job '{}' calls a reusable workflow ('{}'): reusable workflows are "
-                             "not supported yet",
-                             job.id, reusable->key));
-    return job;
-  }
+  if (calls) return job;
   if (!has_runs_on) reader.error(job.where, fmt::format("job '{}' has no 'runs-on'", job.id));
   if (!has_steps) reader.error(job.where, fmt::format("job '{}' has no 'steps'", job.id));
   return job;

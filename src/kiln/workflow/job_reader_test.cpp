@@ -188,16 +188,59 @@ jobs:
                           "expression, not 'yes'"));
 }
 
-TEST(LoaderJobs, ReusableWorkflowsAreNotSupportedYet) {
-  EXPECT_THAT(errors_of(R"yaml(on: push
+TEST(LoaderJobs, CallerJobReadsUsesWithAndSecrets) {
+  Workflow wf = load_ok(R"yaml(on: push
 jobs:
   call:
+    needs: [pre]
+    strategy: {matrix: {arch: [a, b]}}
     uses: org/repo/.github/workflows/build.yml@main
     with:
       x: 1
+      y: ${{ matrix.arch }}
+    secrets: inherit
+  local:
+    uses: ./.github/workflows/_t.yaml
+    secrets:
+      token: ${{ secrets.T }}
+  pre:
+    runs-on: x
+    steps: [{run: echo}]
+)yaml");
+  ASSERT_EQ(wf.jobs.size(), 3u);
+  const Job& call = wf.jobs[0];
+  ASSERT_TRUE(call.calls_workflow());
+  EXPECT_EQ(call.uses->value, "org/repo/.github/workflows/build.yml@main");
+  EXPECT_EQ(call.uses->where.to_string(), "wf.yml:6:11");
+  ASSERT_EQ(call.with.size(), 2u);
+  EXPECT_EQ(call.with[1].second.value, "${{ matrix.arch }}");
+  EXPECT_TRUE(call.secrets_inherit);
+  const Job& local = wf.jobs[1];
+  EXPECT_FALSE(local.secrets_inherit);
+  ASSERT_EQ(local.secrets.size(), 1u);
+  EXPECT_EQ(local.secrets[0].first, "token");
+}
+
+TEST(LoaderJobs, CallerJobErrors) {
+  EXPECT_THAT(errors_of(R"yaml(on: push
+jobs:
+  call:
+    uses: build.yml
+    runs-on: x
+    secrets: all
+  other:
+    runs-on: x
+    with: {a: 1}
+    steps: [{run: echo}]
 )yaml"),
-              ElementsAre("wf.yml:4:5: error: job 'call' calls a reusable workflow ('uses'): "
-                          "reusable workflows are not supported yet"));
+              ElementsAre("wf.yml:4:11: error: invalid reusable workflow 'build.yml': expected "
+                          "./path/to/workflow.yml or owner/repo/path/to/workflow.yml@ref",
+                          "wf.yml:5:5: error: job 'call' calls a reusable workflow: it cannot "
+                          "have 'runs-on'",
+                          "wf.yml:6:14: error: 'secrets' must be 'inherit' or a mapping, not "
+                          "'all'",
+                          "wf.yml:9:5: error: job 'other' has 'with' but no 'uses' (a reusable "
+                          "workflow to call)"));
 }
 
 TEST(LoaderJobs, ContainerAndServices) {

@@ -15,3 +15,17 @@ const Trigger* Workflow::find_trigger(std::string_view event) const {
 }
 
 }  // namespace kiln::workflow
+
+namespace kiln::workflow {
+
+const InputSpec* Trigger::find_input(std::string_view name) const {
+  auto it = std::ranges::find(inputs, name, &InputSpec::name);
+  return it == inputs.end() ? nullptr : &*it;
+}
+
+const SecretSpec* Trigger::find_secret(std::string_view name) const {
+  auto it = std::ranges::find(secrets, name, &SecretSpec::name);
+  return it == secrets.end() ? nullptr : &*it;
+}
+
+}  // namespace kiln::workflow

@@ -33,23 +33,44 @@ struct EventFilter {
   std::vector<Text> types;  // pull_request activity types (opened, synchronize, ...)
 };
 
-// on.workflow_dispatch.inputs.<name> (and, later, on.workflow_call.inputs).
+// on.workflow_dispatch.inputs.<name> and on.workflow_call.inputs.<name>.
 struct InputSpec {
   std::string name;
   std::string description;
-  std::string type = "string";  // string | boolean | number | choice | environment
+  // string | boolean | number | choice | environment (workflow_call: string, boolean, number)
+  std::string type = "string";
   bool required = false;
   std::optional<Text> default_value;
   std::vector<std::string> options;  // for choice
   SourceLocation where;
 };
 
+// on.workflow_call.secrets.<name>.
+struct SecretSpec {
+  std::string name;
+  bool required = false;
+  SourceLocation where;
+};
+
+// on.workflow_call.outputs.<name>: `value` is evaluated with the `jobs` context of the called
+// workflow once its jobs are done.
+struct OutputSpec {
+  std::string name;
+  Text value;
+  SourceLocation where;
+};
+
 struct Trigger {
   std::string event;  // push, pull_request, pull_request_target, workflow_dispatch, schedule, ...
   EventFilter filter;
-  std::vector<InputSpec> inputs;  // workflow_dispatch
-  std::vector<Text> cron;         // schedule: validated five-field cron expressions
+  std::vector<InputSpec> inputs;    // workflow_dispatch and workflow_call
+  std::vector<SecretSpec> secrets;  // workflow_call
+  std::vector<OutputSpec> outputs;  // workflow_call
+  std::vector<Text> cron;           // schedule: validated five-field cron expressions
   SourceLocation where;
+
+  const InputSpec* find_input(std::string_view name) const;
+  const SecretSpec* find_secret(std::string_view name) const;
 };
 
 struct Concurrency {
@@ -131,6 +152,15 @@ struct Job {
   std::optional<Container> container;
   std::vector<std::pair<std::string, Container>> services;
   std::vector<Step> steps;
+  // A job that calls a reusable workflow (`uses: ./.github/workflows/x.yml` or
+  // `owner/repo/.github/workflows/x.yml@ref`) has no runs-on and no steps; its `with` values may
+  // hold expressions, its secrets are passed by name or all of them with `secrets: inherit`.
+  std::optional<Text> uses;
+  TextMap with;
+  TextMap secrets;
+  bool secrets_inherit = false;
+
+  bool calls_workflow() const { return uses.has_value(); }
 };
 
 struct Workflow {

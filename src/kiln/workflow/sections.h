@@ -17,6 +17,11 @@ std::vector<Trigger> read_triggers(Reader& reader, const Entry& on);
 // jobs: every job in file order; then needs are resolved and cycles named.
 std::vector<Job> read_jobs(Reader& reader, const Entry& jobs);
 
+// steps of a job (or of a composite action, whose `owner` names it in messages): each step
+// with the keys `keys` (empty: a job step's keys), ids unique and valid, `run` xor `uses`.
+std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::string& owner,
+                             std::span<const std::string_view> keys = {});
+
 // concurrency (workflow and job level): a group name, or {group, cancel-in-progress}.
 std::optional<Concurrency> read_concurrency(Reader& reader, const Entry& entry);
 // defaults: {run: {shell, working-directory}}.

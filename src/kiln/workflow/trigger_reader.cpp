@@ -79,6 +79,11 @@ constexpr std::string_view k_input_keys[] = {"description", "required", "default
 constexpr std::string_view k_input_types[] = {"string", "boolean", "number", "choice",
                                               "environment"};
 constexpr std::string_view k_schedule_keys[] = {"cron"};
+constexpr std::string_view k_call_keys[] = {"inputs", "secrets", "outputs"};
+constexpr std::string_view k_call_input_keys[] = {"description", "required", "default", "type"};
+constexpr std::string_view k_call_input_types[] = {"boolean", "number", "string"};
+constexpr std::string_view k_call_secret_keys[] = {"description", "required"};
+constexpr std::string_view k_call_output_keys[] = {"description", "value"};
 
 bool is_filtered_event(std::string_view event) {
   return event == "push" || event == "pull_request" || event == "pull_request_target";
@@ -146,7 +151,10 @@ void read_filter(Reader& reader, const Entry& event, Trigger& trigger) {
   }
 }
 
-void read_input(Reader& reader, const Entry& entry, std::vector<InputSpec>& inputs) {
+// An input of workflow_dispatch, or of workflow_call (`call`: no choice or environment types,
+// and `type` is required, as GitHub has it).
+void read_input(Reader& reader, const Entry& entry, std::vector<InputSpec>& inputs,
+                bool call = false) {
   InputSpec input;
   input.name = entry.key;
   input.where = entry.key_where;
@@ -156,8 +164,15 @@ void read_input(Reader& reader, const Entry& entry, std::vector<InputSpec>& inpu
                              "hold only letters, digits, '-' and '_'",
                              entry.key));
   if (!entry.value.IsNull()) {
-    auto entries = reader.mapping(entry, k_input_keys, fmt::format("input '{}'", entry.key));
+    auto entries =
+        call ? reader.mapping(entry, k_call_input_keys, fmt::format("input '{}'", entry.key))
+             : reader.mapping(entry, k_input_keys, fmt::format("input '{}'", entry.key));
     if (!entries) return;
+    if (call && std::ranges::find(*entries, "type", &Entry::key) == entries->end())
+      reader.error(entry.key_where,
+                   fmt::format("workflow_call input '{}' needs a 'type' (boolean, number or "
+                               "string)",
+                               entry.key));
     const Entry* options_entry = nullptr;
     for (const Entry& e : *entries) {
       if (e.key == "description") {
@@ -174,7 +189,13 @@ void read_input(Reader& reader, const Entry& entry, std::vector<InputSpec>& inpu
       } else if (e.key == "type") {
         auto text = reader.text(e);
         if (!text) continue;
-        if (std::ranges::find(k_input_types, text->value) == std::end(k_input_types))
+        if (call &&
+            std::ranges::find(k_call_input_types, text->value) == std::end(k_call_input_types))
+          reader.error(text->where,
+                       fmt::format("unknown workflow_call input type '{}' (boolean, number or "
+                                   "string){}",
+                                   text->value, suggestion(text->value, k_call_input_types)));
+        else if (std::ranges::find(k_input_types, text->value) == std::end(k_input_types))
           reader.error(text->where, fmt::format("unknown input type '{}'{}", text->value,
                                                 suggestion(text->value, k_input_types)));
         else
@@ -220,6 +241,70 @@ void read_dispatch(Reader& reader, const Entry& event, Trigger& trigger) {
   }
 }
 
+bool read_required(Reader& reader, const Entry& e) {
+  auto text = reader.text(e);
+  if (text && !is_boolean(text->value)) {
+    reader.error(text->where,
+                 fmt::format("'required' must be true or false, not '{}'", text->value));
+    return false;
+  }
+  return text && (text->value == "true" || text->value == "True" || text->value == "TRUE");
+}
+
+// on.workflow_call: typed inputs, secrets and outputs of a reusable workflow.
+void read_call(Reader& reader, const Entry& event, Trigger& trigger) {
+  if (event.value.IsNull()) return;
+  auto entries = reader.mapping(event, k_call_keys, "'workflow_call'");
+  if (!entries) return;
+  for (const Entry& e : *entries) {
+    if (e.value.IsNull()) continue;
+    auto items = reader.mapping(e);
+    if (!items) continue;
+    for (const Entry& item : *items) {
+      if (e.key == "inputs") {
+        read_input(reader, item, trigger.inputs, true);
+        continue;
+      }
+      if (!is_identifier(item.key))
+        reader.error(item.key_where,
+                     fmt::format("invalid {} name '{}': it must start with a letter or '_' and "
+                                 "hold only letters, digits, '-' and '_'",
+                                 e.key == "secrets" ? "secret" : "output", item.key));
+      if (e.key == "secrets") {
+        SecretSpec secret{item.key, false, item.key_where};
+        if (!item.value.IsNull()) {
+          auto fields =
+              reader.mapping(item, k_call_secret_keys, fmt::format("secret '{}'", item.key));
+          if (fields)
+            for (const Entry& f : *fields)
+              if (f.key == "required") secret.required = read_required(reader, f);
+        }
+        trigger.secrets.push_back(std::move(secret));
+      } else {
+        OutputSpec output{item.key, {}, item.key_where};
+        auto fields =
+            reader.mapping(item, k_call_output_keys, fmt::format("output '{}'", item.key));
+        if (!fields) continue;
+        bool has_value = false;
+        for (const Entry& f : *fields) {
+          if (f.key != "value") continue;
+          if (auto value = reader.text(f)) {
+            output.value = std::move(*value);
+            has_value = true;
+          }
+        }
+        if (!has_value) {
+          if (std::ranges::find(*fields, "value", &Entry::key) == fields->end())
+            reader.error(item.key_where,
+                         fmt::format("workflow_call output '{}' needs a 'value'", item.key));
+          continue;
+        }
+        trigger.outputs.push_back(std::move(output));
+      }
+    }
+  }
+}
+
 void read_schedule(Reader& reader, const Entry& event, Trigger& trigger) {
   auto items = reader.list(event);
   if (!items) return;
@@ -248,6 +333,8 @@ void read_event(Reader& reader, const Entry& event, Trigger& trigger) {
     read_dispatch(reader, event, trigger);
   } else if (event.key == "schedule") {
     read_schedule(reader, event, trigger);
+  } else if (event.key == "workflow_call") {
+    read_call(reader, event, trigger);
   }
   // Other events are accepted as written: Kiln does not act on them.
 }

@@ -151,5 +151,64 @@ jobs:
   EXPECT_EQ(wf.on[2].where.to_string(), "wf.yml:7:3");
 }
 
+TEST(LoaderOn, WorkflowCallInputsSecretsAndOutputs) {
+  Workflow wf = load_ok(R"yaml(on:
+  workflow_call:
+    inputs:
+      arch: {type: string, required: true}
+      fast: {type: boolean, default: true}
+      shards: {type: number, default: 2, description: how many}
+    secrets:
+      token: {required: true}
+      optional:
+    outputs:
+      binary:
+        description: what was built
+        value: ${{ jobs.build.outputs.name }}
+jobs:
+  build: {runs-on: x, steps: [{run: y}]}
+)yaml");
+  const Trigger* call = wf.find_trigger("workflow_call");
+  ASSERT_NE(call, nullptr);
+  ASSERT_EQ(call->inputs.size(), 3u);
+  EXPECT_TRUE(call->find_input("arch")->required);
+  EXPECT_EQ(call->find_input("fast")->type, "boolean");
+  EXPECT_EQ(call->find_input("shards")->default_value->value, "2");
+  ASSERT_EQ(call->secrets.size(), 2u);
+  EXPECT_TRUE(call->find_secret("token")->required);
+  EXPECT_FALSE(call->find_secret("optional")->required);
+  ASSERT_EQ(call->outputs.size(), 1u);
+  EXPECT_EQ(call->outputs[0].value.value, "${{ jobs.build.outputs.name }}");
+  EXPECT_EQ(call->outputs[0].value.where.to_string(), "wf.yml:13:16");
+}
+
+TEST(LoaderOn, WorkflowCallErrors) {
+  EXPECT_THAT(errors_of(R"yaml(on:
+  workflow_call:
+    inputs:
+      untyped: {required: true}
+      pick: {type: choice, options: [a]}
+      flag: {type: boolean, default: maybe}
+    secrets:
+      key: {required: sometimes}
+    outputs:
+      nothing: {description: no value}
+    extra: {}
+jobs:
+  build: {runs-on: x, steps: [{run: y}]}
+)yaml"),
+              ElementsAre("wf.yml:4:7: error: workflow_call input 'untyped' needs a 'type' "
+                          "(boolean, number or string)",
+                          "wf.yml:5:20: error: unknown workflow_call input type 'choice' "
+                          "(boolean, number or string)",
+                          "wf.yml:5:28: error: unknown key 'options' in input 'pick'",
+                          "wf.yml:6:38: error: the default of boolean input 'flag' must be true "
+                          "or false, not 'maybe'",
+                          "wf.yml:8:23: error: 'required' must be true or false, not "
+                          "'sometimes'",
+                          "wf.yml:10:7: error: workflow_call output 'nothing' needs a 'value'",
+                          "wf.yml:11:5: error: unknown key 'extra' in 'workflow_call'"));
+}
+
 }  // namespace
 }  // namespace kiln::workflow
