@@ -1,5 +1,5 @@
 #pragma once
-// Runs one job instance on the host: its workspace and environment, its steps with GitHub's
+// Runs one job instance on the host (or in its job container, container_job.h): its workspace and environment, its steps with GitHub's
 // semantics, its post actions, and the clean-up of every process it started.
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include "kiln/engine/repository.h"
 #include "kiln/exec/cancel_token.h"
 #include "kiln/exec/masker.h"
+#include "kiln/gpu/gpu.h"
 #include "kiln/store/store.h"
 #include "kiln/workflow/expr/expr.h"
 
@@ -36,6 +37,8 @@ struct JobSetup {
   // The granted GPUs as the job's processes see them (CUDA_VISIBLE_DEVICES, KILN_GPUS, ...):
   // the last layer of every step's environment, so no workflow env can widen it.
   std::map<std::string, std::string> gpu_env;
+  // The granted GPUs themselves: a job container gets their device nodes (container_job.h).
+  std::vector<gpu::GpuInfo> gpus;
   std::filesystem::path kiln_dir;             // <repository>/.kiln
   const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
 };
