@@ -4,6 +4,7 @@
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
+#include "kiln/container/check.h"
 #include "kiln/engine/planner.h"
 #include "kiln/workflow/loader.h"
 
@@ -38,6 +39,8 @@ int validate(const std::vector<std::string>& paths, bool quiet) {
       auto loaded = workflow::load_workflow_file(file, display);
       if (loaded.workflow) {
         auto gpu_errors = engine::check_gpu_labels(*loaded.workflow);
+        auto container_errors = container::check_containers(*loaded.workflow);
+        gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
         loaded.diagnostics.insert(loaded.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
       }
       for (const auto& diagnostic : loaded.diagnostics) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/container/check.h"
 #include "kiln/gpu/request.h"
 #include "kiln/plan/matrix.h"
 #include "kiln/plan/trigger.h"
@@ -219,6 +220,8 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
                                  loaded.diagnostics.end());
     if (!loaded.workflow) continue;
     auto gpu_errors = check_gpu_labels(*loaded.workflow);
+    auto container_errors = container::check_containers(*loaded.workflow);
+    gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
     if (!gpu_errors.empty()) continue;
     for (const auto& job : loaded.workflow->jobs) jobs_found.insert(job.id);
