@@ -244,7 +244,8 @@ Result<std::string> EngineCli::create_network(const std::string& name, const Own
 }
 
 Status EngineCli::remove_container(const std::string& id) const {
-  std::vector<std::string> args{"rm", "-f"};
+  // -v: the anonymous volumes of the container (an image's VOLUME) go with it.
+  std::vector<std::string> args{"rm", "-f", "-v"};
   if (engine_.kind == EngineKind::podman) {
     args.push_back("-t");
     args.push_back("0");

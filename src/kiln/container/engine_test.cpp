@@ -193,7 +193,7 @@ TEST(EngineCli, RemovalIsForcedAndIgnoresMissingObjects) {
   EngineCli cli(podman(), fake.runner());
   EXPECT_TRUE(cli.remove_container("c1"));
   EXPECT_TRUE(cli.remove_network("n1"));
-  EXPECT_THAT(fake.calls[0], ElementsAre("/usr/bin/podman", "rm", "-f", "-t", "0", "--ignore", "c1"));
+  EXPECT_THAT(fake.calls[0], ElementsAre("/usr/bin/podman", "rm", "-f", "-v", "-t", "0", "--ignore", "c1"));
   EXPECT_THAT(fake.calls[1], ElementsAre("/usr/bin/podman", "network", "rm", "-f", "n1"));
 }
 
