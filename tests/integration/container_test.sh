@@ -40,10 +40,11 @@ expect_nothing_left() {
     fail "$DESCRIPTION: left behind: $left"; fi
 }
 
-# ---- steps in the job container -----------------------------------------------------------------
-repo="$ITEST_DIR/steps"
-make_repo "$repo"
-write_workflow "$repo" ci.yml <<EOF
+# ---- steps in the job container: through the step helper, and through podman exec ----------------
+steps_case() {  # steps_case NAME PID1-COMMAND KILN_STEP_HELPER
+  repo="$ITEST_DIR/steps-$1"
+  make_repo "$repo"
+  write_workflow "$repo" ci.yml <<EOF
 on: push
 jobs:
   inside:
@@ -81,27 +82,30 @@ jobs:
           name: made
           path: sub/file.txt
 EOF
-commit_all "$repo" "a container job"
-run_kiln -C "$repo" --secret TOKEN=s3cr3t-value --json
-expect_rc 0 "the container job succeeds"
-log="$("$KILN" logs 1 -C "$repo" 2>&1)"
-expect_match "$log" 'pid1=/run/podman-init -- tail -f /dev/null' "steps run in a container started with --init"
-expect_match "$log" "where=$repo/.kiln/work/1/inside/workspace ws=$repo/.kiln/work/1/inside/workspace" \
-  "the workspace is mounted at the host's path and is the working directory"
-expect_contains "$log" "vars=container-level/job-level" "container env and job env reach the step"
-expect_contains "$log" "secret=***" "secrets are masked in container steps"
-expect_not_contains "$log" "s3cr3t-value" "the secret never reaches the log"
-expect_contains "$log" "output=42 env=via-github-env" "GITHUB_OUTPUT and GITHUB_ENV work in the container"
-expect_contains "$log" "tool-ran" "GITHUB_PATH adds to the container's PATH"
-expect_contains "$log" "cwd=$repo/.kiln/work/1/inside/workspace/sub content=made-in-container" \
-  "working-directory and shell: sh in the container"
-expect_json 'd["runs"][0]["jobs"][0]["steps"][3]["exit_code"]' 3 "a failing command's exit code comes back from the container"
-check "a host action (upload-artifact) sees files the container wrote" \
-  test -n "$(find "$repo/.kiln/artifacts" -name file.txt 2>/dev/null)"
-extra="$(sqlite3 "$repo/.kiln/kiln.db" "select extra from jobs" 2>&1)"
-expect_match "$extra" '"image_id":"sha256:[0-9a-f]{64}"' "the image id is recorded in the store"
-expect_match "$log" "Image $image: sha256:[0-9a-f]{64}" "the image id is shown in the job log"
-DESCRIPTION="after success" expect_nothing_left "$KILN_PID"
+  commit_all "$repo" "a container job"
+  KILN_STEP_HELPER="$3" run_kiln -C "$repo" --secret TOKEN=s3cr3t-value --json
+  expect_rc 0 "$1: the container job succeeds"
+  log="$("$KILN" logs 1 -C "$repo" 2>&1)"
+  expect_match "$log" "pid1=/run/podman-init -- $2" "$1: steps run in a container started with --init"
+  expect_match "$log" "where=$repo/.kiln/work/1/inside/workspace ws=$repo/.kiln/work/1/inside/workspace" \
+    "the workspace is mounted at the host's path and is the working directory"
+  expect_contains "$log" "vars=container-level/job-level" "$1: container env and job env reach the step"
+  expect_contains "$log" "secret=***" "$1: secrets are masked in container steps"
+  expect_not_contains "$log" "s3cr3t-value" "$1: the secret never reaches the log"
+  expect_contains "$log" "output=42 env=via-github-env" "$1: GITHUB_OUTPUT and GITHUB_ENV work in the container"
+  expect_contains "$log" "tool-ran" "$1: GITHUB_PATH adds to the container's PATH"
+  expect_contains "$log" "cwd=$repo/.kiln/work/1/inside/workspace/sub content=made-in-container" \
+    "working-directory and shell: sh in the container"
+  expect_json 'd["runs"][0]["jobs"][0]["steps"][3]["exit_code"]' 3 "$1: a failing command's exit code comes back from the container"
+  check "$1: a host action (upload-artifact) sees files the container wrote" \
+    test -n "$(find "$repo/.kiln/artifacts" -name file.txt 2>/dev/null)"
+  extra="$(sqlite3 "$repo/.kiln/kiln.db" "select extra from jobs" 2>&1)"
+  expect_match "$extra" '"image_id":"sha256:[0-9a-f]{64}"' "$1: the image id is recorded in the store"
+  expect_match "$log" "Image $image: sha256:[0-9a-f]{64}" "$1: the image id is shown in the job log"
+  DESCRIPTION="$1: after success" expect_nothing_left "$KILN_PID"
+}
+steps_case helper "/.kiln/step-helper serve /tmp/kiln-steps-" ""
+steps_case exec "tail -f /dev/null" off
 
 # ---- services ----------------------------------------------------------------------------------
 repo="$ITEST_DIR/services"
@@ -273,5 +277,8 @@ expect_rc 0 "the next kiln run succeeds"
 expect_match "$OUT$ERR" "Removed container kiln-[0-9]+-long-job-[0-9a-f]+ left by a kiln that is gone" \
   "the next kiln removes the dead kiln's containers"
 DESCRIPTION="after kill -9 and the next run" expect_nothing_left "$dead_pid" "$KILN_PID"
+helper_dirs="$(ls -d /tmp/kiln-steps-"$dead_pid"-* /tmp/kiln-steps-"$KILN_PID"-* 2>/dev/null || true)"
+if [[ -z "$helper_dirs" ]]; then pass "no step-helper socket directory is left"; else
+  fail "step-helper socket directories left: $helper_dirs"; fi
 
 itest_end

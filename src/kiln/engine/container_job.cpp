@@ -15,12 +15,16 @@
 #include "kiln/container/gpu_flags.h"
 #include "kiln/container/options.h"
 #include "kiln/exec/process_tracker.h"
+#include "kiln/store/process_identity.h"
 
 namespace kiln::engine {
 namespace {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
+
+// Where the step helper is mounted in the job container.
+constexpr std::string_view k_helper_in_container = "/.kiln/step-helper";
 
 constexpr std::string_view k_default_path =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -75,6 +79,23 @@ std::string registry_of(std::string_view image) {
 // One sweep per kiln process, before its first container job.
 std::once_flag g_swept;
 
+constexpr std::string_view k_helper_dir_prefix = "kiln-steps-";
+
+// /tmp/kiln-steps-<pid>-<start>-XXXXXX of kiln processes that are gone.
+void remove_orphan_helper_dirs() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+    std::string name = entry.path().filename().string();
+    if (!name.starts_with(k_helper_dir_prefix)) continue;
+    store::ProcessIdentity owner;
+    if (std::sscanf(name.c_str() + k_helper_dir_prefix.size(), "%d-%ld", &owner.pid,
+                    &owner.start_time) != 2)
+      continue;
+    if (store::is_process_alive(owner)) continue;
+    std::filesystem::remove_all(entry.path(), ec);
+  }
+}
+
 }  // namespace
 
 std::optional<milliseconds> parse_duration(std::string_view text) {
@@ -100,10 +121,26 @@ std::optional<milliseconds> parse_duration(std::string_view text) {
 }
 
 // Runs a step's command with `exec` in the job container (see exec/step_launcher.h).
+// With the step helper (helper/step_helper.cpp), `kiln-step-helper run SOCKET DIR -- ARGV` on
+// the host asks the helper serving in the container to start ARGV; else `podman exec`.
 class ContainerJob::Launcher : public exec::StepLauncher {
  public:
-  Launcher(const container::EngineCli& cli, std::string container)
-      : cli_(cli), container_(std::move(container)), host_env_(core::current_environment()) {}
+  Launcher(const container::EngineCli& cli, std::string container,
+           std::optional<std::filesystem::path> helper, std::filesystem::path socket)
+      : cli_(cli),
+        container_(std::move(container)),
+        host_env_(core::current_environment()),
+        helper_(std::move(helper)),
+        socket_(std::move(socket)) {}
+
+  // argv that runs `argv` in the container in `cwd`, with the step's environment when the
+  // spawned process has it.
+  std::vector<std::string> helper_argv(const std::vector<std::string>& argv,
+                                       const std::filesystem::path& cwd) const {
+    std::vector<std::string> out{helper_->string(), "run", socket_.string(), cwd.string(), "--"};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+  }
 
   std::optional<std::filesystem::path> find_program(std::string_view program,
                                                     std::string_view path_list) override {
@@ -113,9 +150,23 @@ class ContainerJob::Launcher : public exec::StepLauncher {
     if (program.find('/') != std::string_view::npos) {
       result = std::filesystem::path(program);
     } else {
-      auto output = cli_.run({"exec", container_, "sh", "-c", "PATH=\"$1\" command -v \"$2\"", "sh",
-                              std::string(path_list), std::string(program)},
-                             std::chrono::seconds(60));
+      std::vector<std::string> probe{"sh", "-c", "PATH=\"$1\" command -v \"$2\"", "sh",
+                                     std::string(path_list), std::string(program)};
+      Result<std::string> output;
+      if (helper_) {
+        auto ran = core::run_command(helper_argv(probe, "/"), {}, std::nullopt, 60s);
+        if (ran && ran->ok()) {
+          std::string text = ran->out;
+          while (!text.empty() && text.back() == '\n') text.pop_back();
+          output = text;
+        } else {
+          output = std::unexpected(Error{ErrorCode::not_found, "not found", {}});
+        }
+      } else {
+        std::vector<std::string> args{"exec", container_};
+        args.insert(args.end(), probe.begin(), probe.end());
+        output = cli_.run(args, 60s);
+      }
       // A path; or the bare name for a shell builtin (busybox's applets): `exec` finds it.
       if (output && !output->empty())
         result = output->front() == '/' ? std::filesystem::path(*output)
@@ -133,6 +184,11 @@ class ContainerJob::Launcher : public exec::StepLauncher {
     token = fmt::format("{}.s{}", token, ++steps_);
     last_token_ = token;
     core::SpawnOptions spawn;
+    if (helper_) {
+      spawn.argv = helper_argv(argv, cwd);
+      spawn.env = std::move(env);
+      return spawn;
+    }
     spawn.argv = {cli_.engine().program.string(), "exec"};
     if (!cwd.empty()) {
       spawn.argv.push_back("-w");
@@ -164,6 +220,8 @@ class ContainerJob::Launcher : public exec::StepLauncher {
   const container::EngineCli& cli_;
   std::string container_;
   core::Environment host_env_;
+  std::optional<std::filesystem::path> helper_;
+  std::filesystem::path socket_;
   std::map<std::string, std::optional<std::filesystem::path>> found_;
   std::string last_token_;
   int steps_ = 0;
@@ -188,6 +246,7 @@ Status ContainerJob::start() {
   KILN_TRY(auto engine, container::detect_engine(setup_.engine, path ? path : ""));
   cli_ = std::make_unique<container::EngineCli>(engine);
   std::call_once(g_swept, [this] {
+    remove_orphan_helper_dirs();
     auto swept = container::sweep_orphans(*cli_);
     if (!swept) {
       setup_.log("warning", "cannot remove containers left by a dead kiln: " +
@@ -411,11 +470,31 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
   auto gpu_flags = container::gpu_device_flags(cli_->engine().kind, setup_.gpus,
                                                container::host_group_ids());
   run.options.insert(run.options.end(), gpu_flags.begin(), gpu_flags.end());
-  run.entrypoint = "tail";
-  run.command = {"-f", "/dev/null"};
+  // The step helper serves the container's steps (docs/containers.md, "Fast steps"); without
+  // it, `tail -f /dev/null` keeps the container alive and steps go through `exec`.
+  auto helper = step_helper_path();
+  std::filesystem::path socket;
+  if (helper) {
+    // Short (a socket path has at most 107 bytes) and named after its owner, so that the
+    // directory of a dead kiln is removed by the next one (remove_orphan_helper_dirs).
+    std::string dir_template = fmt::format("/tmp/{}{}-{}-XXXXXX", k_helper_dir_prefix,
+                                           setup_.owner.pid, setup_.owner.start_time);
+    if (mkdtemp(dir_template.data()) == nullptr)
+      return fail(ErrorCode::io_error, "cannot create a directory for the step helper's socket");
+    helper_dir_ = dir_template.c_str();
+    socket = *helper_dir_ / "socket";
+    run.volumes.push_back(fmt::format("{0}:{0}", helper_dir_->string()));
+    run.volumes.push_back(fmt::format("{}:{}:ro", helper->string(), k_helper_in_container));
+    run.entrypoint = std::string(k_helper_in_container);
+    run.command = {"serve", socket.string()};
+  } else {
+    run.entrypoint = "tail";
+    run.command = {"-f", "/dev/null"};
+  }
   setup_.log("kiln", fmt::format("Starting job container ({})", image));
   job_container_ = Started{"", run.name, info, {}};
   KILN_TRY_VOID(cli_->start(run));
+  if (helper) KILN_TRY_VOID(wait_for_helper(run.name, socket));
   container_path_ = std::string(k_default_path);
   if (auto env = cli_->run({"container", "inspect", "--format",
                             "{{range .Config.Env}}{{println .}}{{end}}", run.name})) {
@@ -424,7 +503,7 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
     while (std::getline(lines, line))
       if (line.starts_with("PATH=")) container_path_ = line.substr(5);
   }
-  launcher_ = std::make_unique<Launcher>(*cli_, run.name);
+  launcher_ = std::make_unique<Launcher>(*cli_, run.name, helper, socket);
   return {};
 }
 
@@ -463,6 +542,39 @@ nlohmann::json ContainerJob::describe() const {
   return out;
 }
 
+std::optional<std::filesystem::path> ContainerJob::step_helper_path() const {
+  const char* setting = std::getenv("KILN_STEP_HELPER");
+  if (setting != nullptr && std::string_view(setting) == "off") return std::nullopt;
+  if (setting != nullptr && *setting != '\0') return std::filesystem::path(setting);
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  auto helper = self.parent_path() / "kiln-step-helper";
+  if (::access(helper.c_str(), X_OK) != 0) return std::nullopt;
+  return helper;
+}
+
+Status ContainerJob::wait_for_helper(const std::string& name, const std::filesystem::path& socket) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  int round = 0;
+  while (!std::filesystem::exists(socket)) {
+    // Every second, whether the container is still there to wait for.
+    if (++round % 100 == 0) {
+      auto state = cli_->run({"inspect", "--format", "{{.State.Status}}", name});
+      if (!state || *state != "running")
+        return fail(ErrorCode::io_error,
+                    "the job container stopped before its step helper started (set "
+                    "KILN_STEP_HELPER=off to run steps with exec); its last log lines:\n{}",
+                    cli_->tail_logs(name));
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return fail(ErrorCode::timeout, "the step helper in the job container did not start within "
+                                      "30 s (set KILN_STEP_HELPER=off to run steps with exec)");
+    std::this_thread::sleep_for(10ms);
+  }
+  return {};
+}
+
 void ContainerJob::stop() {
   if (stopped_ || !cli_) return;
   stopped_ = true;
@@ -476,6 +588,10 @@ void ContainerJob::stop() {
   if (network_) {
     if (auto removed = cli_->remove_network(*network_); !removed)
       setup_.log("warning", removed.error().message);
+  }
+  if (helper_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(*helper_dir_, ec);
   }
 }
 
