@@ -1,5 +1,5 @@
-// Fuzz target for container `options:` (kiln/container/options.h): the input is an options
-// string. Must never crash or hang. Properties checked: whatever is accepted contains no refused
+// Fuzz target for container `options:` (kiln/container/options.h) and health-check durations
+// (engine/container_job.h parse_duration): the input is an options string. Must never crash or hang. Properties checked: whatever is accepted contains no refused
 // flag (--privileged, a host namespace, a GPU flag that would bypass the grant), and splitting
 // the words of a quoted re-join gives the same words back.
 #include <cstddef>
@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "kiln/container/options.h"
+#include "kiln/engine/container_job.h"
 
 namespace {
 
@@ -34,6 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto again = kiln::container::split_words(joined);
     if (!again || *again != *words) std::abort();
   }
+  // The health durations of services go through this parser too.
+  if (auto duration = kiln::engine::parse_duration(input); duration && duration->count() < 0)
+    std::abort();
   auto options = kiln::container::parse_options(input, {"fuzz.yml", 1, 1});
   if (!options) return 0;
   const auto& args = options->args;

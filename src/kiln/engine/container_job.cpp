@@ -117,6 +117,7 @@ std::optional<milliseconds> parse_duration(std::string_view text) {
     else if (unit == "h") total += number * 3'600'000;
     else return std::nullopt;
   }
+  if (!(total < 1e15)) return std::nullopt;  // beyond any sensible health check (and long long)
   return milliseconds(static_cast<long long>(total));
 }
 
