@@ -222,6 +222,42 @@ kiln run -C "$repo" --container-engine lxc
 expect_rc 2 "an unknown container engine is bad input"
 podman rmi localhost/kiln-test:latest >/dev/null 2>&1 || true
 
+# ---- GPU grants become device flags ------------------------------------------------------------
+# No GPU here: a simulated NVIDIA inventory, and podman's answer shows which CDI devices it was
+# asked for (this host has no CDI specification, so the container cannot start).
+repo="$ITEST_DIR/gpus"
+make_repo "$repo"
+write_workflow "$repo" ci.yml <<EOF
+on: push
+jobs:
+  label-wins:
+    runs-on: [linux, "gpu:1"]
+    container:
+      image: $image
+      options: --gpus all
+    steps:
+      - run: echo should-not-start
+  options-ask:
+    needs: label-wins
+    if: always()
+    runs-on: linux
+    container:
+      image: $image
+      options: --gpus 2 --shm-size 64m
+    steps:
+      - run: echo should-not-start
+EOF
+commit_all "$repo" "GPU containers"
+run_kiln -C "$repo" --simulate-gpus "$KILN_SOURCE_DIR/tests/data/gpu/h100-8x-two-islands.json"
+expect_rc 1 "GPU containers cannot start on a host without CDI devices"
+expect_match "$OUT$ERR" '\[label-wins\].*unresolvable CDI devices nvidia.com/gpu=GPU-sim-[0-9]+ \(podman' \
+  "--gpus all with runs-on gpu:1 asks podman for exactly one GPU, by UUID"
+expect_match "$OUT$ERR" '\[options-ask\].*unresolvable CDI devices nvidia.com/gpu=GPU-sim-[0-9]+, nvidia.com/gpu=GPU-sim-[0-9]+ \(podman' \
+  "--gpus 2 without a GPU label requests two GPUs, and podman gets those two"
+expect_contains "$OUT$ERR" "nvidia-ctk cdi generate" "the error says how to make the CDI specification"
+expect_not_contains "$OUT$ERR" "should-not-start" "no step runs"
+DESCRIPTION="after GPU jobs" expect_nothing_left "$KILN_PID"
+
 # ---- Ctrl-C and kill -9 ------------------------------------------------------------------------
 repo="$ITEST_DIR/crash"
 make_repo "$repo"

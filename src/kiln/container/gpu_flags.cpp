@@ -1,6 +1,10 @@
 #include "kiln/container/gpu_flags.h"
 
+#include <cstdlib>
+#include <algorithm>
 #include <fstream>
+
+#include "kiln/container/options.h"
 
 namespace kiln::container {
 
@@ -23,6 +27,51 @@ GroupIds host_group_ids() {
     }
   }
   return ids;
+}
+
+std::optional<gpu::GpuRequest> gpu_request_from_options(std::string_view text) {
+  auto options = parse_options(text, {});
+  if (!options) return std::nullopt;
+  gpu::GpuRequest request;
+  int nvidia_named = 0, render_nodes = 0;
+  bool nvidia_all = false, kfd = false, dri_all = false;
+  if (options->gpus) {
+    std::string value = *options->gpus;
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    if (value == "all") {
+      nvidia_all = true;
+    } else if (value.starts_with("device=")) {
+      std::string_view list = std::string_view(value).substr(7);
+      if (!list.empty()) nvidia_named += 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
+    } else {
+      char* end = nullptr;
+      long count = std::strtol(value.c_str(), &end, 10);
+      if (end != value.c_str() && *end == '\0' && count > 0 && count < 1024)
+        nvidia_named += static_cast<int>(count);
+    }
+  }
+  for (const auto& device : options->dropped_devices) {
+    std::string_view host = std::string_view(device).substr(0, device.find(':'));
+    if (host == "nvidia.com/gpu=all") nvidia_all = true;
+    else if (host.starts_with("nvidia.com/gpu=")) ++nvidia_named;
+    else if (host == "/dev/kfd") kfd = true;
+    else if (host == "/dev/dri" || host == "/dev/dri/") dri_all = true;
+    else if (host.starts_with("/dev/dri/renderD")) ++render_nodes;
+  }
+  if (nvidia_all || nvidia_named > 0) {
+    request.vendor = "nvidia";
+    request.all = nvidia_all;
+    request.count = nvidia_all ? 0 : nvidia_named;
+    return request;
+  }
+  if (kfd || dri_all || render_nodes > 0) {
+    request.vendor = "amd";
+    request.all = dri_all || render_nodes == 0;
+    request.count = request.all ? 0 : render_nodes;
+    return request;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> gpu_device_flags(EngineKind engine,

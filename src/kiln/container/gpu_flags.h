@@ -13,7 +13,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+#include <string_view>
+
 #include "kiln/gpu/gpu.h"
+#include "kiln/gpu/request.h"
 
 namespace kiln::container {
 
@@ -24,6 +28,16 @@ using GroupIds = std::map<std::string, int>;
 
 // The host's group ids, read from /etc/group (groups it lacks are left out).
 GroupIds host_group_ids();
+
+// The GPU request that a job container's `options:` make (DESIGN.md "GPU requests": after the
+// runs-on labels), or nullopt when they ask for no GPU or are not valid options:
+//   --gpus all, --device nvidia.com/gpu=all            every NVIDIA GPU
+//   --gpus N                                           N NVIDIA GPUs
+//   --gpus device=A,B, --device nvidia.com/gpu=A ...   as many NVIDIA GPUs as named (which ones
+//                                                      is the allocator's choice)
+//   --device /dev/kfd with /dev/dri (or without any render node)   every AMD GPU
+//   --device /dev/kfd with /dev/dri/renderD* nodes     as many AMD GPUs as render nodes named
+std::optional<gpu::GpuRequest> gpu_request_from_options(std::string_view options);
 
 std::vector<std::string> gpu_device_flags(EngineKind engine,
                                           const std::vector<gpu::GpuInfo>& granted,

@@ -79,6 +79,30 @@ TEST(GpuDeviceFlags, FromARecordedMi250Host) {
       EXPECT_THAT(flags, ::testing::Not(::testing::Contains(node)));
 }
 
+TEST(GpuRequestFromOptions, WhatGpuPipelinesWrite) {
+  auto request = [](std::string_view options) { return gpu_request_from_options(options); };
+  EXPECT_FALSE(request("--shm-size 1g"));
+  EXPECT_FALSE(request("--privileged"));  // refused options request nothing
+  auto all = request("--gpus all --ipc=host");
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(all->all);
+  EXPECT_EQ(all->vendor, "nvidia");
+  EXPECT_EQ(request("--gpus 2")->count, 2);
+  EXPECT_EQ(request("--gpus \"device=0,1,3\"")->count, 3);
+  EXPECT_EQ(request("--gpus device=GPU-abc")->count, 1);
+  EXPECT_EQ(request("--device nvidia.com/gpu=0 --device nvidia.com/gpu=1")->count, 2);
+  EXPECT_TRUE(request("--device nvidia.com/gpu=all")->all);
+  auto rocm = request("--device /dev/kfd --device /dev/dri --group-add video");
+  ASSERT_TRUE(rocm);
+  EXPECT_TRUE(rocm->all);
+  EXPECT_EQ(rocm->vendor, "amd");
+  auto two = request("--device=/dev/kfd --device /dev/dri/renderD128 --device /dev/dri/renderD129");
+  ASSERT_TRUE(two);
+  EXPECT_FALSE(two->all);
+  EXPECT_EQ(two->count, 2);
+  EXPECT_EQ(two->vendor, "amd");
+}
+
 TEST(HostGroupIds, ReadsEtcGroup) {
   auto ids = host_group_ids();
   ASSERT_TRUE(ids.contains("root"));

@@ -494,7 +494,13 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
   }
   setup_.log("kiln", fmt::format("Starting job container ({})", image));
   job_container_ = Started{"", run.name, info, {}};
-  KILN_TRY_VOID(cli_->start(run));
+  if (auto started = cli_->start(run); !started) {
+    auto error = started.error();
+    if (error.message.find("CDI") != std::string::npos)
+      error.message += " (podman finds NVIDIA GPUs through CDI: run `nvidia-ctk cdi generate "
+                       "--output=/etc/cdi/nvidia.yaml` on this host)";
+    return std::unexpected(error);
+  }
   if (helper) KILN_TRY_VOID(wait_for_helper(run.name, socket));
   container_path_ = std::string(k_default_path);
   if (auto env = cli_->run({"container", "inspect", "--format",

@@ -23,6 +23,7 @@
 #include "kiln/engine/job_runner.h"
 #include "kiln/engine/planner.h"
 #include "kiln/engine/repository.h"
+#include "kiln/container/gpu_flags.h"
 #include "kiln/gpu/allocator.h"
 #include "kiln/gpu/discover.h"
 #include "kiln/gpu/request.h"
@@ -396,6 +397,11 @@ class Scheduler {
         instance.gpu_request = *request;
       else
         error = request.error().to_string();
+      // No GPU label: a job container's `--gpus`/GPU `--device` options ask instead.
+      if (!instance.gpu_request.wants_gpus() && job.container && job.container->options)
+        if (auto options = expr::interpolate(job.container->options->value, instance_context))
+          if (auto request = container::gpu_request_from_options(*options))
+            instance.gpu_request = *request;
       if (job.concurrency) {
         auto group = expr::interpolate(job.concurrency->group.value, instance_context,
                                        job.concurrency->group.where);
