@@ -1,7 +1,8 @@
 // Fuzz target for container `options:` (kiln/container/options.h) and health-check durations
-// (engine/container_job.h parse_duration): the input is an options string. Must never crash or hang. Properties checked: whatever is accepted contains no refused
-// flag (--privileged, a host namespace, a GPU flag that would bypass the grant), and splitting
-// the words of a quoted re-join gives the same words back.
+// (engine/container_job.h parse_duration): the input is an options string. Must never crash or
+// hang. Properties checked: whatever is accepted contains no refused flag (--privileged, a host
+// namespace, a GPU flag that would bypass the grant), and splitting the words of a quoted re-join
+// gives the same words back.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -47,8 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     bool takes_namespace = arg == "--pid" || arg == "--userns" || arg == "--uts";
     if (takes_namespace && i + 1 < args.size() && args[i + 1] == "host") std::abort();
-    if (arg == "--volume" && i + 1 < args.size() &&
-        kiln::container::refused_volume(args[i + 1]))
+    if (arg == "--volume" && i + 1 < args.size() && kiln::container::refused_volume(args[i + 1]))
       std::abort();
   }
   return 0;

@@ -76,7 +76,8 @@ Result<SweepResult> sweep_orphans(const EngineCli& engine) {
   }
 
   KILN_TRY(auto network_ids, engine.run({"network", "ls", "-q", "--filter", filter}));
-  KILN_TRY(auto networks, inspect_owners(engine, "network", split_lines(network_ids), ".Labels", ".Name"));
+  KILN_TRY(auto networks,
+           inspect_owners(engine, "network", split_lines(network_ids), ".Labels", ".Name"));
   for (const auto& object : networks) {
     if (!orphaned(object, host)) continue;
     KILN_TRY_VOID(engine.remove_network(object.name));

@@ -46,7 +46,8 @@ Result<Engine> detect_engine(std::string_view preference, std::string_view path_
     Engine engine;
     engine.program = std::filesystem::absolute(*found);
     std::string base = found->filename().string();
-    engine.kind = base.find("docker") != std::string::npos ? EngineKind::docker : EngineKind::podman;
+    engine.kind =
+        base.find("docker") != std::string::npos ? EngineKind::docker : EngineKind::podman;
     return engine;
   };
   if (preference.empty() || preference == "auto") {
@@ -55,7 +56,8 @@ Result<Engine> detect_engine(std::string_view preference, std::string_view path_
     return fail(ErrorCode::not_found,
                 "this job needs a container engine: neither podman nor docker is in PATH");
   }
-  if (preference == "podman" || preference == "docker" || preference.find('/') != std::string_view::npos) {
+  if (preference == "podman" || preference == "docker" ||
+      preference.find('/') != std::string_view::npos) {
     auto engine = find(preference);
     if (engine && preference.find('/') != std::string_view::npos) {
       std::string base = std::filesystem::path(preference).filename().string();
@@ -75,8 +77,8 @@ Result<PullPolicy> parse_pull_policy(std::string_view text) {
   if (text == "never") return PullPolicy::never;
   if (text == "missing") return PullPolicy::missing;
   if (text == "always") return PullPolicy::always;
-  return fail(ErrorCode::invalid_input, "unknown pull policy '{}' (expected never, missing or always)",
-              text);
+  return fail(ErrorCode::invalid_input,
+              "unknown pull policy '{}' (expected never, missing or always)", text);
 }
 
 std::string_view to_string(PullPolicy policy) {
@@ -126,8 +128,8 @@ Result<std::string> EngineCli::run(const std::vector<std::string>& args,
   auto output = runner_(argv, env, timeout);
   if (!output) {
     auto error = output.error();
-    error.message = fmt::format("{} {}: {}", engine_.name(), args.empty() ? "" : args.front(),
-                                error.message);
+    error.message =
+        fmt::format("{} {}: {}", engine_.name(), args.empty() ? "" : args.front(), error.message);
     return std::unexpected(error);
   }
   if (!output->ok())
@@ -147,8 +149,8 @@ Result<ImageInfo> EngineCli::ensure_image(const std::string& image, PullPolicy p
     return run({"image", "inspect", "--format", "{{.Id}} {{join .RepoDigests \",\"}}", image},
                std::chrono::seconds(60));
   };
-  auto local = policy == PullPolicy::always ? Result<std::string>(std::unexpected(Error{}))
-                                            : inspect();
+  auto local =
+      policy == PullPolicy::always ? Result<std::string>(std::unexpected(Error{})) : inspect();
   if (!local) {
     if (policy == PullPolicy::never)
       return fail(ErrorCode::not_found,

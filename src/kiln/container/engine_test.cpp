@@ -184,7 +184,8 @@ TEST(EngineCli, DockerCredentialsGoThroughAConfigDirectory) {
   fake.answers = {failed("missing"), ok(""), ok("sha256:1 ")};
   EngineCli cli(docker(), fake.runner());
   ASSERT_TRUE(cli.ensure_image("x:1", PullPolicy::missing, "/tmp/auth/config.json"));
-  EXPECT_THAT(fake.calls[1], ElementsAre("/usr/bin/docker", "--config", "/tmp/auth", "pull", "x:1"));
+  EXPECT_THAT(fake.calls[1],
+              ElementsAre("/usr/bin/docker", "--config", "/tmp/auth", "pull", "x:1"));
 }
 
 TEST(EngineCli, RemovalIsForcedAndIgnoresMissingObjects) {
@@ -193,7 +194,8 @@ TEST(EngineCli, RemovalIsForcedAndIgnoresMissingObjects) {
   EngineCli cli(podman(), fake.runner());
   EXPECT_TRUE(cli.remove_container("c1"));
   EXPECT_TRUE(cli.remove_network("n1"));
-  EXPECT_THAT(fake.calls[0], ElementsAre("/usr/bin/podman", "rm", "-f", "-v", "-t", "0", "--ignore", "c1"));
+  EXPECT_THAT(fake.calls[0],
+              ElementsAre("/usr/bin/podman", "rm", "-f", "-v", "-t", "0", "--ignore", "c1"));
   EXPECT_THAT(fake.calls[1], ElementsAre("/usr/bin/podman", "network", "rm", "-f", "n1"));
 }
 
@@ -202,8 +204,8 @@ TEST(DefaultUlimits, WithinKilnsOwnLimitsAndOnlyWhenNotGiven) {
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &nofile), 0);
   auto args = default_ulimit_args(false, false);
   if (nofile.rlim_max != RLIM_INFINITY) {
-    EXPECT_THAT(args, ::testing::Contains(
-                          fmt::format("nofile={}:{}", nofile.rlim_cur, nofile.rlim_max)));
+    EXPECT_THAT(args,
+                ::testing::Contains(fmt::format("nofile={}:{}", nofile.rlim_cur, nofile.rlim_max)));
   }
   EXPECT_THAT(default_ulimit_args(true, true), ElementsAre());
   for (const auto& arg : default_ulimit_args(true, false))

@@ -1,7 +1,7 @@
 #include "kiln/container/gpu_flags.h"
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include "kiln/container/options.h"
@@ -43,7 +43,8 @@ std::optional<gpu::GpuRequest> gpu_request_from_options(std::string_view text) {
       nvidia_all = true;
     } else if (value.starts_with("device=")) {
       std::string_view list = std::string_view(value).substr(7);
-      if (!list.empty()) nvidia_named += 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
+      if (!list.empty())
+        nvidia_named += 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
     } else {
       char* end = nullptr;
       long count = std::strtol(value.c_str(), &end, 10);
@@ -53,11 +54,16 @@ std::optional<gpu::GpuRequest> gpu_request_from_options(std::string_view text) {
   }
   for (const auto& device : options->dropped_devices) {
     std::string_view host = std::string_view(device).substr(0, device.find(':'));
-    if (host == "nvidia.com/gpu=all") nvidia_all = true;
-    else if (host.starts_with("nvidia.com/gpu=")) ++nvidia_named;
-    else if (host == "/dev/kfd") kfd = true;
-    else if (host == "/dev/dri" || host == "/dev/dri/") dri_all = true;
-    else if (host.starts_with("/dev/dri/renderD")) ++render_nodes;
+    if (host == "nvidia.com/gpu=all")
+      nvidia_all = true;
+    else if (host.starts_with("nvidia.com/gpu="))
+      ++nvidia_named;
+    else if (host == "/dev/kfd")
+      kfd = true;
+    else if (host == "/dev/dri" || host == "/dev/dri/")
+      dri_all = true;
+    else if (host.starts_with("/dev/dri/renderD"))
+      ++render_nodes;
   }
   if (nvidia_all || nvidia_named > 0) {
     request.vendor = "nvidia";

@@ -43,9 +43,9 @@ TEST(GpuDeviceFlags, NvidiaOnDockerIsOneGpusFlagWithTheUuids) {
 }
 
 TEST(GpuDeviceFlags, NvidiaOnPodmanIsOneCdiDevicePerGpu) {
-  EXPECT_THAT(gpu_device_flags(EngineKind::podman, {nvidia(1), nvidia(3)}, k_groups),
-              ElementsAre("--device", "nvidia.com/gpu=GPU-1aaa", "--device",
-                          "nvidia.com/gpu=GPU-3aaa"));
+  EXPECT_THAT(
+      gpu_device_flags(EngineKind::podman, {nvidia(1), nvidia(3)}, k_groups),
+      ElementsAre("--device", "nvidia.com/gpu=GPU-1aaa", "--device", "nvidia.com/gpu=GPU-3aaa"));
 }
 
 TEST(GpuDeviceFlags, AmdIsKfdPlusExactlyTheGrantedNodesAndTheGroups) {
@@ -72,7 +72,7 @@ TEST(GpuDeviceFlags, FromARecordedMi250Host) {
   for (std::size_t i = 0; i + 1 < flags.size(); ++i)
     if (flags[i] == "--device") devices.push_back(flags[i + 1]);
   EXPECT_EQ(devices, (std::vector<std::string>{"/dev/kfd", "/dev/dri/card2", "/dev/dri/renderD129",
-                                                "/dev/dri/card3", "/dev/dri/renderD130"}));
+                                               "/dev/dri/card3", "/dev/dri/renderD130"}));
   // Nodes of the GPUs not granted never appear.
   for (int other : {0, 3})
     for (const auto& node : inventory->gpus.at(static_cast<std::size_t>(other)).device_nodes)

@@ -165,8 +165,9 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
       value = word.substr(2);
     }
     if (!word.starts_with("-"))
-      return fail_at(where, "container options: '{}' is not an option (options: pass engine "
-                            "flags only; the image goes in `image:`)",
+      return fail_at(where,
+                     "container options: '{}' is not an option (options: pass engine "
+                     "flags only; the image goes in `image:`)",
                      word);
     const OptionSpec* spec = find_spec(name);
     if (spec == nullptr)
@@ -174,11 +175,11 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
                      "container option '{}' is not allowed by kiln's container policy; allowed: {}",
                      name, allowed_list());
     if (spec->name == "--privileged")
-      return fail_at(where, "container option '--privileged' is refused: it gives the job every "
-                            "device and capability of the host, the other jobs' GPUs included");
+      return fail_at(where,
+                     "container option '--privileged' is refused: it gives the job every "
+                     "device and capability of the host, the other jobs' GPUs included");
     if (spec->takes_value && !value) {
-      if (i + 1 >= words.size())
-        return fail_at(where, "container option '{}' needs a value", name);
+      if (i + 1 >= words.size()) return fail_at(where, "container option '{}' needs a value", name);
       value = words[++i];
     }
     if (!spec->takes_value && value)
@@ -197,8 +198,10 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
                        "a network of their own",
                        name);
       if (long_name == "--pid" && value->starts_with("container:"))
-        return fail_at(where, "container option '--pid={}' is refused: it joins another "
-                              "container's processes", *value);
+        return fail_at(where,
+                       "container option '--pid={}' is refused: it joins another "
+                       "container's processes",
+                       *value);
       out.args.push_back(std::string(long_name));
       out.args.push_back(*value);
       continue;

@@ -27,12 +27,12 @@ TEST(ParseOptions, PassesThroughWhatGpuPipelinesUse) {
       "--user 1000:1000 --memory 16g --cpus 4",
       k_where);
   ASSERT_TRUE(options) << options.error().to_string();
-  EXPECT_THAT(options->args,
-              ElementsAre("--device", "/dev/fuse", "--group-add", "video", "--ipc", "host",
-                          "--shm-size", "8g", "--ulimit", "memlock=-1", "--cap-add", "SYS_PTRACE",
-                          "--security-opt", "seccomp=unconfined", "--env", "A=1", "--volume",
-                          "/data:/data:ro", "--user", "1000:1000", "--memory", "16g", "--cpus",
-                          "4"));
+  EXPECT_THAT(
+      options->args,
+      ElementsAre("--device", "/dev/fuse", "--group-add", "video", "--ipc", "host", "--shm-size",
+                  "8g", "--ulimit", "memlock=-1", "--cap-add", "SYS_PTRACE", "--security-opt",
+                  "seccomp=unconfined", "--env", "A=1", "--volume", "/data:/data:ro", "--user",
+                  "1000:1000", "--memory", "16g", "--cpus", "4"));
   EXPECT_FALSE(options->gpus);
   EXPECT_FALSE(options->sets_nofile);
 }
@@ -48,23 +48,20 @@ TEST(ParseOptions, RefusesWhatBreaksIsolation) {
     const char* options;
     const char* says;
   };
-  for (const auto& c : {Case{"--privileged", "'--privileged' is refused"},
-                        Case{"--pid=host", "'--pid=host' is refused"},
-                        Case{"--pid host", "'--pid=host' is refused"},
-                        Case{"--network=host", "'--network=host' is refused"},
-                        Case{"--net host", "'--net=host' is refused"},
-                        Case{"--network bridge", "network of their own"},
-                        Case{"--userns=host", "refused"},
-                        Case{"-v /:/host", "root file system"},
-                        Case{"-v //:/host", "root file system"},
-                        Case{"--volume=/var/run/docker.sock:/var/run/docker.sock", "socket"},
-                        Case{"-v /run/podman/podman.sock:/s", "socket"},
-                        Case{"--mount type=bind,source=/,target=/h", "root file system"},
-                        Case{"--rm", "not allowed"},
-                        Case{"--name x", "not allowed"},
-                        Case{"ubuntu", "not an option"},
-                        Case{"--cpus", "needs a value"},
-                        Case{"--init=yes", "takes no value"}}) {
+  for (const auto& c :
+       {Case{"--privileged", "'--privileged' is refused"},
+        Case{"--pid=host", "'--pid=host' is refused"},
+        Case{"--pid host", "'--pid=host' is refused"},
+        Case{"--network=host", "'--network=host' is refused"},
+        Case{"--net host", "'--net=host' is refused"},
+        Case{"--network bridge", "network of their own"}, Case{"--userns=host", "refused"},
+        Case{"-v /:/host", "root file system"}, Case{"-v //:/host", "root file system"},
+        Case{"--volume=/var/run/docker.sock:/var/run/docker.sock", "socket"},
+        Case{"-v /run/podman/podman.sock:/s", "socket"},
+        Case{"--mount type=bind,source=/,target=/h", "root file system"},
+        Case{"--rm", "not allowed"}, Case{"--name x", "not allowed"},
+        Case{"ubuntu", "not an option"}, Case{"--cpus", "needs a value"},
+        Case{"--init=yes", "takes no value"}}) {
     auto options = parse_options(c.options, k_where);
     ASSERT_FALSE(options) << c.options;
     EXPECT_EQ(options.error().code, ErrorCode::invalid_input);
@@ -80,8 +77,8 @@ TEST(ParseOptions, GpuRequestsAreTakenOutForTheGrant) {
       k_where);
   ASSERT_TRUE(options) << options.error().to_string();
   EXPECT_EQ(options->gpus, "all");
-  EXPECT_THAT(options->dropped_devices, ElementsAre("/dev/kfd", "/dev/dri/renderD129",
-                                                    "nvidia.com/gpu=all", "/dev/nvidia3"));
+  EXPECT_THAT(options->dropped_devices,
+              ElementsAre("/dev/kfd", "/dev/dri/renderD129", "nvidia.com/gpu=all", "/dev/nvidia3"));
   EXPECT_THAT(options->args, ElementsAre("--device", "/dev/fuse"));
 }
 

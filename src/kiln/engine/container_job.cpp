@@ -50,7 +50,8 @@ std::string base64(std::string_view in) {
   std::size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
     unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
-                 (static_cast<unsigned char>(in[i + 1]) << 8) | static_cast<unsigned char>(in[i + 2]);
+                 (static_cast<unsigned char>(in[i + 1]) << 8) |
+                 static_cast<unsigned char>(in[i + 2]);
     for (int shift : {18, 12, 6, 0}) out.push_back(k_alphabet[(v >> shift) & 63]);
   }
   if (i < in.size()) {
@@ -111,11 +112,16 @@ std::optional<milliseconds> parse_duration(std::string_view text) {
     std::size_t unit_start = i;
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     std::string_view unit = text.substr(unit_start, i - unit_start);
-    if (unit == "ms") total += number;
-    else if (unit == "s") total += number * 1000;
-    else if (unit == "m") total += number * 60'000;
-    else if (unit == "h") total += number * 3'600'000;
-    else return std::nullopt;
+    if (unit == "ms")
+      total += number;
+    else if (unit == "s")
+      total += number * 1000;
+    else if (unit == "m")
+      total += number * 60'000;
+    else if (unit == "h")
+      total += number * 3'600'000;
+    else
+      return std::nullopt;
   }
   if (!(total < 1e15)) return std::nullopt;  // beyond any sensible health check (and long long)
   return milliseconds(static_cast<long long>(total));
@@ -151,8 +157,12 @@ class ContainerJob::Launcher : public exec::StepLauncher {
     if (program.find('/') != std::string_view::npos) {
       result = std::filesystem::path(program);
     } else {
-      std::vector<std::string> probe{"sh", "-c", "PATH=\"$1\" command -v \"$2\"", "sh",
-                                     std::string(path_list), std::string(program)};
+      std::vector<std::string> probe{"sh",
+                                     "-c",
+                                     "PATH=\"$1\" command -v \"$2\"",
+                                     "sh",
+                                     std::string(path_list),
+                                     std::string(program)};
       Result<std::string> output;
       if (helper_) {
         auto ran = core::run_command(helper_argv(probe, "/"), {}, std::nullopt, 60s);
@@ -250,8 +260,8 @@ Status ContainerJob::start() {
     remove_orphan_helper_dirs();
     auto swept = container::sweep_orphans(*cli_);
     if (!swept) {
-      setup_.log("warning", "cannot remove containers left by a dead kiln: " +
-                                swept.error().message);
+      setup_.log("warning",
+                 "cannot remove containers left by a dead kiln: " + swept.error().message);
       return;
     }
     for (const auto& name : swept->containers)
@@ -387,8 +397,8 @@ Status ContainerJob::wait_healthy(const Started& service,
   // given up: the start period and `retries` intervals, each check within its timeout.
   milliseconds limit = start_period + (interval + timeout) * retries;
   limit = std::clamp(limit, milliseconds(5s), milliseconds(15min));
-  setup_.log("kiln", fmt::format("Waiting for service {} to be healthy (at most {} s)",
-                                 service.key, limit.count() / 1000));
+  setup_.log("kiln", fmt::format("Waiting for service {} to be healthy (at most {} s)", service.key,
+                                 limit.count() / 1000));
   const auto started = std::chrono::steady_clock::now();
   const milliseconds poll = std::min(interval, milliseconds(1s));
   std::string last;
@@ -401,8 +411,8 @@ Status ContainerJob::wait_healthy(const Started& service,
       auto checked = cli_->run({"healthcheck", "run", service.name}, timeout + 10s);
       if (checked) return {};
       last = fmt::format("not healthy after {} s", std::chrono::duration_cast<std::chrono::seconds>(
-                                                         std::chrono::steady_clock::now() - started)
-                                                         .count());
+                                                       std::chrono::steady_clock::now() - started)
+                                                       .count());
     } else {
       auto status = cli_->run({"inspect", "--format", "{{.State.Health.Status}}", service.name});
       if (status && *status == "healthy") return {};
@@ -422,9 +432,8 @@ Status ContainerJob::wait_healthy(const Started& service,
       std::this_thread::sleep_for(poll);
     }
   }
-  return fail(ErrorCode::timeout,
-              "service '{}' is not healthy ({}); its last log lines:\n{}", service.key, last,
-              cli_->tail_logs(service.name));
+  return fail(ErrorCode::timeout, "service '{}' is not healthy ({}); its last log lines:\n{}",
+              service.key, last, cli_->tail_logs(service.name));
 }
 
 Status ContainerJob::start_job_container(const workflow::Container& spec) {
@@ -468,8 +477,8 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
     setup_.log("warning", fmt::format("--gpus {} is ignored: the job was granted no GPU (ask "
                                       "for GPUs with a runs-on label such as gpu:1)",
                                       *options.gpus));
-  auto gpu_flags = container::gpu_device_flags(cli_->engine().kind, setup_.gpus,
-                                               container::host_group_ids());
+  auto gpu_flags =
+      container::gpu_device_flags(cli_->engine().kind, setup_.gpus, container::host_group_ids());
   run.options.insert(run.options.end(), gpu_flags.begin(), gpu_flags.end());
   // The step helper serves the container's steps (docs/containers.md, "Fast steps"); without
   // it, `tail -f /dev/null` keeps the container alive and steps go through `exec`.
@@ -497,8 +506,9 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
   if (auto started = cli_->start(run); !started) {
     auto error = started.error();
     if (error.message.find("CDI") != std::string::npos)
-      error.message += " (podman finds NVIDIA GPUs through CDI: run `nvidia-ctk cdi generate "
-                       "--output=/etc/cdi/nvidia.yaml` on this host)";
+      error.message +=
+          " (podman finds NVIDIA GPUs through CDI: run `nvidia-ctk cdi generate "
+          "--output=/etc/cdi/nvidia.yaml` on this host)";
     return std::unexpected(error);
   }
   if (helper) KILN_TRY_VOID(wait_for_helper(run.name, socket));
@@ -530,14 +540,16 @@ expr::Value ContainerJob::services_context() const {
   for (const auto& service : services_) {
     expr::Value ports = expr::Value::object();
     for (const auto& [inner, outer] : service.ports) ports[inner] = outer;
-    value[service.key] = {{"id", service.name}, {"network", network_.value_or("")}, {"ports", ports}};
+    value[service.key] = {
+        {"id", service.name}, {"network", network_.value_or("")}, {"ports", ports}};
   }
   return value;
 }
 
 nlohmann::json ContainerJob::describe() const {
   auto image = [](const container::ImageInfo& info) {
-    return nlohmann::json{{"image", info.reference}, {"image_id", info.id}, {"digest", info.digest}};
+    return nlohmann::json{
+        {"image", info.reference}, {"image_id", info.id}, {"digest", info.digest}};
   };
   nlohmann::json out = nlohmann::json::object();
   if (cli_) out["engine"] = cli_->engine().name();
@@ -575,8 +587,9 @@ Status ContainerJob::wait_for_helper(const std::string& name, const std::filesys
                     cli_->tail_logs(name));
     }
     if (std::chrono::steady_clock::now() >= deadline)
-      return fail(ErrorCode::timeout, "the step helper in the job container did not start within "
-                                      "30 s (set KILN_STEP_HELPER=off to run steps with exec)");
+      return fail(ErrorCode::timeout,
+                  "the step helper in the job container did not start within "
+                  "30 s (set KILN_STEP_HELPER=off to run steps with exec)");
     std::this_thread::sleep_for(10ms);
   }
   return {};

@@ -45,10 +45,10 @@ struct ContainerJobSetup {
   const expr::Context* context = nullptr;  // for the expressions of container/services
   std::string engine;                      // --container-engine / KILN_CONTAINER_ENGINE
   container::PullPolicy pull_policy = container::PullPolicy::missing;
-  std::filesystem::path job_dir;    // mounted at the same path
-  std::filesystem::path tool_cache; // mounted at the same path
-  std::filesystem::path workspace;  // the job container's working directory
-  std::vector<gpu::GpuInfo> gpus;   // the grant
+  std::filesystem::path job_dir;     // mounted at the same path
+  std::filesystem::path tool_cache;  // mounted at the same path
+  std::filesystem::path workspace;   // the job container's working directory
+  std::vector<gpu::GpuInfo> gpus;    // the grant
   container::Owner owner;
   const exec::CancelToken* cancel = nullptr;
   // Lines for the job's log: kind "kiln", "warning" or "error".

@@ -71,8 +71,8 @@ class StepLauncherTest : public ::testing::Test {
 };
 
 TEST_F(StepLauncherTest, TheShellIsFoundAndRunWhereTheLauncherSays) {
-  auto result = run_step(request("echo \"$GREETING from $(pwd)\"\necho out=1 >> \"$GITHUB_OUTPUT\""),
-                         sink_, masker_);
+  auto result = run_step(
+      request("echo \"$GREETING from $(pwd)\"\necho out=1 >> \"$GITHUB_OUTPUT\""), sink_, masker_);
   ASSERT_TRUE(result) << result.error().to_string();
   EXPECT_EQ(result->outcome, StepOutcome::success);
   // The default shell is bash, else sh: the launcher said there is no bash.

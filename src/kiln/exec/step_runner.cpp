@@ -118,9 +118,8 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
   export_file_command_paths(files, env);
   if (!request.job_token.empty()) env["KILN_JOB_TOKEN"] = request.job_token;
 
-  core::SpawnOptions spawn{.argv = shell.argv_for(script),
-                           .env = std::move(env),
-                           .cwd = request.working_directory};
+  core::SpawnOptions spawn{
+      .argv = shell.argv_for(script), .env = std::move(env), .cwd = request.working_directory};
   if (request.launcher != nullptr) {
     KILN_TRY(spawn, request.launcher->launch(std::move(spawn.argv), std::move(*spawn.env),
                                              std::move(spawn.cwd)));
