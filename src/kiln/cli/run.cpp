@@ -1,6 +1,7 @@
 // kiln run: runs the workflows an event triggers, like a local runner.
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 
 #include <fmt/core.h>
@@ -9,6 +10,7 @@
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/cli/terminal.h"
+#include "kiln/container/engine.h"
 #include "kiln/engine/engine.h"
 #include "kiln/exec/process_tracker.h"
 
@@ -27,6 +29,8 @@ struct RunArgs {
   std::string simulate_gpus;
   std::string config;
   std::string actions_mirror;
+  std::string container_engine;
+  std::string pull = "missing";
 };
 
 nlohmann::ordered_json to_json(const engine::RunReport& report) {
@@ -119,6 +123,18 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   options.keep_workspaces = args.keep_workspaces;
   KILN_TRY_VOID(apply_host_config(args.config, options));
   KILN_TRY(options.actions_mirror, actions_mirror(args.actions_mirror));
+  options.container_engine = args.container_engine;
+  if (options.container_engine.empty()) {
+    if (const char* engine = std::getenv("KILN_CONTAINER_ENGINE")) options.container_engine = engine;
+  }
+  if (!options.container_engine.empty() && options.container_engine != "auto" &&
+      options.container_engine != "podman" && options.container_engine != "docker" &&
+      options.container_engine.find('/') == std::string::npos)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--container-engine {}: expected podman, docker, auto or a path",
+                                  options.container_engine));
+  KILN_TRY_VOID(container::parse_pull_policy(args.pull));
+  options.pull_policy = args.pull;
   return options;
 }
 
@@ -197,6 +213,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--store", args->store, "database (default: <repo>/.kiln/kiln.db)");
   cmd->add_flag("--keep-workspaces", args->keep_workspaces,
                 "keep each job's workspace under .kiln/work after the run");
+  cmd->add_option("--container-engine", args->container_engine,
+                  "podman, docker or a path (default: KILN_CONTAINER_ENGINE, else podman if "
+                  "installed, else docker)");
+  cmd->add_option("--pull", args->pull, "image pull policy: never, missing (default) or always");
   cmd->add_flag("-v,--verbose", args->verbose, "show debug lines");
   cmd->callback([args, &exit_code] { exit_code = run_command(*args); });
 }

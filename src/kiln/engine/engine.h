@@ -53,6 +53,10 @@ struct RunOptions {
   // Every job's KILN_JOB_TOKEN is this prefix, '-', and the job's id, so that a watchdog can
   // find every process of this run (exec::start_orphan_reaper). Empty: one is made up.
   std::string job_token_prefix;
+  // --container-engine (else KILN_CONTAINER_ENGINE): podman, docker, auto or a path.
+  std::string container_engine;
+  // --pull: never, missing or always (docs/containers.md).
+  std::string pull_policy = "missing";
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).

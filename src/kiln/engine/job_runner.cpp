@@ -11,11 +11,13 @@
 
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/action_runner.h"
+#include "kiln/engine/container_job.h"
 #include "kiln/engine/contexts.h"
 #include "kiln/engine/hash_files.h"
 #include "kiln/exec/actions.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/exec/step_runner.h"
+#include "kiln/store/process_identity.h"
 
 namespace kiln::engine {
 namespace {
@@ -142,7 +144,8 @@ class JobRun : public ActionHost {
     };
 
     token_ = setup_.job_token.empty() ? exec::new_job_token() : setup_.job_token;
-    base_env_ = core::current_environment();
+    // A job container has its own environment (its image's); the host's stays outside.
+    if (!job_.container) base_env_ = core::current_environment();
     for (const auto& [key, value] : contexts.env) base_env_[key] = value;
     base_env_["KILN_RUN_ID"] = std::to_string(setup_.run_id);
     base_env_["KILN_JOB_ID"] = summary_.key;
@@ -163,16 +166,36 @@ class JobRun : public ActionHost {
     job_timeout_minutes_ = job_minutes;
     deadline_ = started_ + milliseconds(static_cast<long long>(job_minutes * 60'000));
 
-    if (job_.container)
-      return fail_at(job_.container->where,
-                     "job '{}' runs in container '{}': container jobs are not supported by this "
-                     "kiln yet (run it on the host by removing `container:`)",
-                     job_.id, job_.container->image.value);
-    if (!job_.services.empty())
-      return make_error(ErrorCode::unsupported,
-                        fmt::format("job '{}' has services: services are not supported by this "
-                                    "kiln yet",
-                                    job_.id));
+    if (job_.container || !job_.services.empty()) KILN_TRY_VOID(start_containers());
+    return {};
+  }
+
+  // container_job.h: services, then the job container; its PATH is the steps' base PATH.
+  Status start_containers() {
+    ContainerJobSetup setup;
+    setup.job = &job_;
+    setup.context = &context_;
+    setup.engine = setup_.options->container_engine;
+    KILN_TRY(setup.pull_policy, container::parse_pull_policy(setup_.options->pull_policy));
+    setup.job_dir = job_dir_;
+    setup.tool_cache = setup_.kiln_dir / "tool-cache";
+    setup.workspace = workspace_;
+    setup.gpus = setup_.gpus;
+    auto self = store::current_process();
+    setup.owner = {std::to_string(setup_.run_id), summary_.key, self.pid, self.start_time,
+                   self.host};
+    setup.cancel = setup_.cancel;
+    setup.log = [this](std::string_view kind, const std::string& text) { log_kiln(kind, text); };
+    containers_ = std::make_unique<ContainerJob>(std::move(setup));
+    auto started = containers_->start();
+    if (auto row = setup_.store->get_job(setup_.job_row)) {
+      row->extra["containers"] = containers_->describe();
+      (void)setup_.store->update_job(*row);
+    }
+    KILN_TRY_VOID(started);
+    context_.contexts["job"]["container"] = containers_->container_context();
+    context_.contexts["job"]["services"] = containers_->services_context();
+    if (containers_->launcher() != nullptr) base_env_["PATH"] = containers_->container_path();
     return {};
   }
 
@@ -393,6 +416,7 @@ class JobRun : public ActionHost {
     request.temp_dir = temp_dir_;
     request.timeout = timeout;
     request.job_token = token_;
+    if (containers_) request.launcher = containers_->launcher();
 
     LogSink sink(*this);
     // A step that runs after the job was cancelled (if: always()) runs to its end: only its
@@ -599,6 +623,7 @@ class JobRun : public ActionHost {
 
   // Every process the job started is gone at its end, daemons included.
   void clean_up() {
+    if (containers_) containers_->stop();
     auto killed = exec::kill_job_processes(token_);
     if (!killed)
       log_kiln("warning", killed.error().to_string());
@@ -729,6 +754,7 @@ class JobRun : public ActionHost {
   std::optional<Clock::time_point> step_deadline_;
   double step_minutes_ = 0;
   workflow::ReferenceRoots references_;
+  std::unique_ptr<ContainerJob> containers_;  // a job with `container:` or `services:`
 };
 
 Result<std::string> JobRun::hash_files(const std::vector<std::string>& patterns) {

@@ -1,5 +1,5 @@
 #pragma once
-// Runs one job instance on the host: its workspace and environment, its steps with GitHub's
+// Runs one job instance on the host (or in its job container, container_job.h): its workspace and environment, its steps with GitHub's
 // semantics, its post actions, and the clean-up of every process it started.
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include "kiln/engine/repository.h"
 #include "kiln/exec/cancel_token.h"
 #include "kiln/exec/masker.h"
+#include "kiln/gpu/gpu.h"
 #include "kiln/store/store.h"
 #include "kiln/workflow/expr/expr.h"
 
@@ -46,6 +47,8 @@ struct JobSetup {
   // For a job holding GPUs: their after-job check, run once the job's processes are killed;
   // returns the lines for the job's log (GpuSupervisor::after_job).
   std::function<std::vector<JobLogLine>()> after_job;
+  // The granted GPUs themselves: a job container gets their device nodes (container_job.h).
+  std::vector<gpu::GpuInfo> gpus;
   std::filesystem::path kiln_dir;             // <repository>/.kiln
   const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
 };

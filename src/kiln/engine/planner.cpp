@@ -1,6 +1,5 @@
 #include "kiln/engine/planner.h"
 
-#include "kiln/exec/shell.h"
 #include "kiln/gpu/allocator.h"
 
 #include <algorithm>
@@ -10,6 +9,8 @@
 
 #include "kiln/engine/workflow_call.h"
 #include "kiln/exec/actions.h"
+#include "kiln/container/check.h"
+#include "kiln/container/gpu_flags.h"
 #include "kiln/gpu/request.h"
 #include "kiln/plan/matrix.h"
 #include "kiln/plan/trigger.h"
@@ -89,18 +90,10 @@ expr::Value typed_inputs(const workflow::Workflow& workflow,
 }
 
 Result<gpu::GpuRequest> job_gpu_request(std::span<const gpu::GpuLabel> labels,
-                                        const std::optional<std::string>& container_options,
-                                        const SourceLocation& options_where) {
+                                        const std::optional<std::string>& container_options) {
   KILN_TRY(auto request, gpu::parse_gpu_request(labels));
   if (request.wants_gpus() || !container_options) return request;
-  auto words = exec::split_shell_words(*container_options);
-  if (!words) {
-    auto error = words.error();
-    error.where = options_where;
-    error.message = "container options: " + error.message;
-    return std::unexpected(std::move(error));
-  }
-  return gpu::container_gpu_request(*words, options_where);
+  return container::gpu_request_from_options(*container_options).value_or(request);
 }
 
 workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
@@ -126,7 +119,7 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
       else
         options = job.container->options->value;
     }
-    auto request = job_gpu_request(expanded, options, options_where);
+    auto request = job_gpu_request(expanded, options);
     if (!request) {
       const auto& error = request.error();
       diagnostics.push_back({workflow::Severity::error,
@@ -278,6 +271,8 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
                                  loaded.diagnostics.end());
     if (!loaded.workflow) continue;
     auto gpu_errors = check_gpu_labels(*loaded.workflow, options.gpu_labels);
+    auto container_errors = container::check_containers(*loaded.workflow);
+    gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
     if (!gpu_errors.empty()) continue;
     // Calls of reusable workflows and local actions: followed and checked before anything runs.

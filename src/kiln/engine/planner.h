@@ -84,10 +84,10 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
                                        const gpu::Inventory* inventory = nullptr);
 
 // The GPU request of a job from its (expanded) labels, else from its container's options (already
-// evaluated): gpu::parse_gpu_request, then gpu::container_gpu_request.
+// evaluated): gpu::parse_gpu_request, then container::gpu_request_from_options (options the
+// container policy refuses ask for nothing here; check_containers reports them).
 Result<gpu::GpuRequest> job_gpu_request(std::span<const gpu::GpuLabel> labels,
-                                        const std::optional<std::string>& container_options,
-                                        const SourceLocation& options_where);
+                                        const std::optional<std::string>& container_options);
 
 // The roots that `uses:` references of the repository resolve against (references.h).
 workflow::ReferenceRoots reference_roots(const RunOptions& options, const RepositoryInfo& repo);

@@ -26,6 +26,7 @@
 #include "kiln/engine/repository.h"
 #include "kiln/engine/workflow_call.h"
 #include "kiln/exec/process_tracker.h"
+#include "kiln/container/gpu_flags.h"
 #include "kiln/gpu/allocator.h"
 #include "kiln/gpu/request.h"
 #include "kiln/gpu/topology.h"
@@ -499,9 +500,7 @@ class Scheduler {
           error = value.error().to_string();
         if (instance.gpu_where.empty()) instance.gpu_where = text.where;
       }
-      auto where = job.container && job.container->options ? job.container->options->where
-                                                            : SourceLocation{};
-      if (auto request = job_gpu_request(gpu_labels, container_options, where))
+      if (auto request = job_gpu_request(gpu_labels, container_options))
         instance.gpu_request = *request;
       else
         error = request.error().to_string();
@@ -728,6 +727,7 @@ class Scheduler {
     setup.job_token = instance.token;
     if (!instance.gpus.empty())
       setup.after_job = [this, token = instance.token] { return gpus_.after_job(token); };
+    setup.gpus = instance.gpus;
     setup.kiln_dir = kiln_dir_;
     setup.cancel = &instance.cancel;
     observer_.job_started(instance.planned.key);

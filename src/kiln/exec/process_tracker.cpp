@@ -23,10 +23,22 @@
 namespace kiln::exec {
 namespace {
 
+// With read(2), not a stream: a process that exits while its file is read makes read() fail
+// with ESRCH, which libstdc++'s filebuf turns into an exception (seen with container processes,
+// which come and go while a job ends).
 std::string read_proc_file(pid_t pid, const char* name) {
-  std::ifstream in(fmt::format("/proc/{}/{}", pid, name), std::ios::binary);
-  if (!in) return {};
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  int fd = ::open(fmt::format("/proc/{}/{}", pid, name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buffer[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 std::string process_name(pid_t pid) {

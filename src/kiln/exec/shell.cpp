@@ -14,8 +14,8 @@ std::string extension_for(std::string_view program) {
 }
 
 Result<ShellCommand> make(std::string_view program, std::vector<std::string> args,
-                          std::string_view path_list) {
-  auto found = core::find_executable(program, path_list);
+                          std::string_view path_list, const ProgramFinder& find) {
+  auto found = find(program, path_list);
   if (!found) {
     return fail(ErrorCode::not_found, "shell '{}' was not found in the step's PATH ({})", program,
                 path_list);
@@ -92,19 +92,26 @@ Result<std::vector<std::string>> split_shell_words(std::string_view text) {
 }
 
 Result<ShellCommand> resolve_shell(std::string_view shell, std::string_view path_list) {
+  return resolve_shell(shell, path_list, [](std::string_view program, std::string_view list) {
+    return core::find_executable(program, list);
+  });
+}
+
+Result<ShellCommand> resolve_shell(std::string_view shell, std::string_view path_list,
+                                   const ProgramFinder& find) {
   if (shell.empty()) {
-    if (core::find_executable("bash", path_list)) return make("bash", {"-e", "{0}"}, path_list);
-    return make("sh", {"-e", "{0}"}, path_list);
+    if (find("bash", path_list)) return make("bash", {"-e", "{0}"}, path_list, find);
+    return make("sh", {"-e", "{0}"}, path_list, find);
   }
   if (shell == "bash") {
-    return make("bash", {"--noprofile", "--norc", "-eo", "pipefail", "{0}"}, path_list);
+    return make("bash", {"--noprofile", "--norc", "-eo", "pipefail", "{0}"}, path_list, find);
   }
-  if (shell == "sh") return make("sh", {"-e", "{0}"}, path_list);
+  if (shell == "sh") return make("sh", {"-e", "{0}"}, path_list, find);
   if (shell == "python") {
-    if (core::find_executable("python", path_list)) return make("python", {"{0}"}, path_list);
-    return make("python3", {"{0}"}, path_list);
+    if (find("python", path_list)) return make("python", {"{0}"}, path_list, find);
+    return make("python3", {"{0}"}, path_list, find);
   }
-  if (shell == "pwsh") return make("pwsh", {"-command", ". '{0}'"}, path_list);
+  if (shell == "pwsh") return make("pwsh", {"-command", ". '{0}'"}, path_list, find);
   if (shell == "powershell" || shell == "cmd") {
     return fail(ErrorCode::unsupported, "shell '{}' is only available on Windows", shell);
   }
@@ -118,7 +125,7 @@ Result<ShellCommand> resolve_shell(std::string_view shell, std::string_view path
   if (words.empty()) return fail(ErrorCode::invalid_input, "invalid shell '{}'", shell);
   std::string program = words.front();
   words.erase(words.begin());
-  return make(program, std::move(words), path_list);
+  return make(program, std::move(words), path_list, find);
 }
 
 }  // namespace kiln::exec

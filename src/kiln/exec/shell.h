@@ -12,6 +12,8 @@
 // The program is looked up in the step's PATH.
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,13 @@ struct ShellCommand {
 // step's PATH. Errors: a custom shell without {0} (invalid_input), powershell/cmd (unsupported
 // on Linux), a program missing from PATH (not_found).
 Result<ShellCommand> resolve_shell(std::string_view shell, std::string_view path_list);
+
+// Where a program is, given the step's PATH: the host's file system by default
+// (core::find_executable); a container job looks inside its container (step_launcher.h).
+using ProgramFinder = std::function<std::optional<std::filesystem::path>(
+    std::string_view program, std::string_view path_list)>;
+Result<ShellCommand> resolve_shell(std::string_view shell, std::string_view path_list,
+                                   const ProgramFinder& find);
 
 // Splits a shell template into words (see above). An unterminated quote is invalid_input.
 Result<std::vector<std::string>> split_shell_words(std::string_view text);

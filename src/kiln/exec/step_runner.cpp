@@ -90,8 +90,12 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
 
   auto path_it = request.env.find("PATH");
   std::string path_list = path_it != request.env.end() ? path_it->second : std::string();
-  KILN_TRY(auto shell, resolve_shell(request.shell, path_list));
-  if (!request.working_directory.empty() &&
+  ProgramFinder find = [&request](std::string_view program, std::string_view list) {
+    return request.launcher != nullptr ? request.launcher->find_program(program, list)
+                                       : core::find_executable(program, list);
+  };
+  KILN_TRY(auto shell, resolve_shell(request.shell, path_list, find));
+  if (request.launcher == nullptr && !request.working_directory.empty() &&
       !std::filesystem::is_directory(request.working_directory)) {
     return fail(ErrorCode::not_found, "working directory '{}' does not exist",
                 request.working_directory.string());
@@ -114,12 +118,15 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
   export_file_command_paths(files, env);
   if (!request.job_token.empty()) env["KILN_JOB_TOKEN"] = request.job_token;
 
-  auto child = core::Subprocess::spawn(
-      {.argv = shell.argv_for(script),
-       .env = std::move(env),
-       .cwd = request.working_directory,
-       .output = options.merge_stderr ? core::OutputMode::merged : core::OutputMode::separate,
-       .max_line_bytes = options.max_line_bytes});
+  core::SpawnOptions spawn{
+      .argv = shell.argv_for(script), .env = std::move(env), .cwd = request.working_directory};
+  if (request.launcher != nullptr) {
+    KILN_TRY(spawn, request.launcher->launch(std::move(spawn.argv), std::move(*spawn.env),
+                                             std::move(spawn.cwd)));
+  }
+  spawn.output = options.merge_stderr ? core::OutputMode::merged : core::OutputMode::separate;
+  spawn.max_line_bytes = options.max_line_bytes;
+  auto child = core::Subprocess::spawn(std::move(spawn));
   if (!child) {
     return std::unexpected(child.error());
   }
@@ -159,6 +166,7 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
   if (stopped) {
     auto status = child->terminate(options.kill_grace, on_line);
     if (status) result.exit = *status;
+    if (request.launcher != nullptr) request.launcher->stopped();
   } else {
     result.exit = child->status();
   }

@@ -25,6 +25,7 @@
 #include "kiln/exec/file_commands.h"
 #include "kiln/exec/log_sink.h"
 #include "kiln/exec/masker.h"
+#include "kiln/exec/step_launcher.h"
 
 namespace kiln::exec {
 
@@ -36,6 +37,9 @@ struct StepRequest {
   std::filesystem::path temp_dir{};  // RUNNER_TEMP: the script and file-command files go here
   std::chrono::milliseconds timeout{0};  // timeout-minutes; 0 = none
   std::string job_token{};               // exported as KILN_JOB_TOKEN (process_tracker.h)
+  // Where the shell runs: nullptr = on the host; a container job's launcher otherwise. The
+  // shell is then looked up, and working_directory must exist, where the launcher runs it.
+  StepLauncher* launcher = nullptr;
 };
 
 struct StepRunnerOptions {

@@ -42,13 +42,5 @@ struct GpuLabel {
 Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels);
 Result<GpuRequest> parse_gpu_request(const std::vector<std::string>& labels);
 
-// The GPUs a job's container options ask for, for a job whose runs-on labels ask for none (the
-// labels win when they do): `--gpus all|N|device=A,B` asks NVIDIA GPUs (all of them, N, or one per
-// device listed); `--device /dev/kfd` or `/dev/dri` asks every AMD GPU, `--device
-// /dev/dri/renderD128` one AMD GPU per render node; `--device /dev/nvidiaN` one NVIDIA GPU each.
-// The container then gets exactly the grant (docs/containers.md), never the host's other GPUs.
-// `args` are the options split into words. A malformed --gpus value is an error at `where`.
-Result<GpuRequest> container_gpu_request(std::span<const std::string> args,
-                                         const SourceLocation& where);
 
 }  // namespace kiln::gpu

@@ -89,31 +89,5 @@ TEST(GpuRequest, ErrorsCarryTheLabelsLocation) {
   EXPECT_EQ(request.error().exit_code(), 2);
 }
 
-TEST(GpuRequest, FromContainerOptions) {
-  auto from = [](std::vector<std::string> args) {
-    auto request = container_gpu_request(args, {"ci.yml", 16, 16});
-    EXPECT_TRUE(request) << request.error().to_string();
-    return request ? request->to_string() : std::string("error");
-  };
-  EXPECT_EQ(from({"--gpus", "all", "--shm-size=2gb"}), "gpu:all gpu-vendor:nvidia");
-  EXPECT_EQ(from({"--gpus=2"}), "gpu:2 gpu-vendor:nvidia");
-  EXPECT_EQ(from({"--gpus", "\"device=0,1,2\""}), "gpu:3 gpu-vendor:nvidia");
-  EXPECT_EQ(from({"--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video"}),
-            "gpu:all gpu-vendor:amd");
-  EXPECT_EQ(from({"--device=/dev/kfd", "--device=/dev/dri/renderD128",
-                  "--device=/dev/dri/renderD129:/dev/dri/renderD129:rw"}),
-            "gpu:2 gpu-vendor:amd");
-  EXPECT_EQ(from({"--device", "/dev/nvidia0"}), "gpu:1 gpu-vendor:nvidia");
-  EXPECT_FALSE(container_gpu_request(std::vector<std::string>{"--device", "/dev/fuse", "--ipc=host"},
-                                     {})
-                   ->wants_gpus());
-  std::vector<std::string> bad = {"--gpus", "many"};
-  auto error = container_gpu_request(bad, {"ci.yml", 16, 16});
-  ASSERT_FALSE(error);
-  EXPECT_EQ(error.error().to_string(),
-            "ci.yml:16:16: error: container option --gpus 'many': expected all, a count or "
-            "device=...");
-}
-
 }  // namespace
 }  // namespace kiln::gpu

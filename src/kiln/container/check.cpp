@@ -1,0 +1,34 @@
+#include "kiln/container/check.h"
+
+#include "kiln/container/options.h"
+#include "kiln/workflow/expr/expr.h"
+
+namespace kiln::container {
+namespace {
+
+void check_one(const workflow::Container& spec, workflow::Diagnostics& out) {
+  if (spec.options && !expr::has_template(spec.options->value)) {
+    auto options = parse_options(spec.options->value, spec.options->where);
+    if (!options)
+      out.push_back({workflow::Severity::error, options.error().where, options.error().message});
+  }
+  for (const auto& volume : spec.volumes) {
+    if (expr::has_template(volume.value)) continue;
+    if (auto why = refused_volume(volume.value))
+      out.push_back({workflow::Severity::error, volume.where,
+                     fmt::format("volume '{}' is refused: {}", volume.value, *why)});
+  }
+}
+
+}  // namespace
+
+workflow::Diagnostics check_containers(const workflow::Workflow& workflow) {
+  workflow::Diagnostics out;
+  for (const auto& job : workflow.jobs) {
+    if (job.container) check_one(*job.container, out);
+    for (const auto& [key, service] : job.services) check_one(service, out);
+  }
+  return out;
+}
+
+}  // namespace kiln::container

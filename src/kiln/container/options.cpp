@@ -1,0 +1,249 @@
+#include "kiln/container/options.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+
+namespace kiln::container {
+namespace {
+
+struct OptionSpec {
+  std::string_view name;   // the long form, "--device"
+  std::string_view alias;  // a short form, "-v", or ""
+  bool takes_value;
+};
+
+// What passes through (see options.h). --gpus, --network, --pid... are handled apart.
+constexpr std::array k_allowed = {
+    OptionSpec{"--device", "", true},
+    OptionSpec{"--group-add", "", true},
+    OptionSpec{"--ipc", "", true},
+    OptionSpec{"--shm-size", "", true},
+    OptionSpec{"--ulimit", "", true},
+    OptionSpec{"--cap-add", "", true},
+    OptionSpec{"--cap-drop", "", true},
+    OptionSpec{"--security-opt", "", true},
+    OptionSpec{"--env", "-e", true},
+    OptionSpec{"--env-file", "", true},
+    OptionSpec{"--volume", "-v", true},
+    OptionSpec{"--mount", "", true},
+    OptionSpec{"--tmpfs", "", true},
+    OptionSpec{"--user", "-u", true},
+    OptionSpec{"--memory", "-m", true},
+    OptionSpec{"--memory-swap", "", true},
+    OptionSpec{"--cpus", "", true},
+    OptionSpec{"--cpuset-cpus", "", true},
+    OptionSpec{"--pids-limit", "", true},
+    OptionSpec{"--hostname", "-h", true},
+    OptionSpec{"--add-host", "", true},
+    OptionSpec{"--label", "-l", true},
+    OptionSpec{"--workdir", "-w", true},
+    OptionSpec{"--entrypoint", "", true},
+    OptionSpec{"--health-cmd", "", true},
+    OptionSpec{"--health-interval", "", true},
+    OptionSpec{"--health-retries", "", true},
+    OptionSpec{"--health-timeout", "", true},
+    OptionSpec{"--health-start-period", "", true},
+    OptionSpec{"--gpus", "", true},
+    OptionSpec{"--pid", "", true},
+    OptionSpec{"--network", "", true},
+    OptionSpec{"--net", "", true},
+    OptionSpec{"--userns", "", true},
+    OptionSpec{"--uts", "", true},
+    OptionSpec{"--init", "", false},
+    OptionSpec{"--read-only", "", false},
+    OptionSpec{"--no-healthcheck", "", false},
+    OptionSpec{"--privileged", "", false},
+};
+
+const OptionSpec* find_spec(std::string_view name) {
+  for (const auto& spec : k_allowed)
+    if (spec.name == name || (!spec.alias.empty() && spec.alias == name)) return &spec;
+  return nullptr;
+}
+
+bool is_gpu_device(std::string_view device) {
+  // --device takes HOST[:CONTAINER[:PERMS]] or a CDI name (nvidia.com/gpu=0).
+  std::string_view host = device.substr(0, device.find(':'));
+  return host.starts_with("/dev/nvidia") || host == "/dev/kfd" || host.starts_with("/dev/dri") ||
+         host.starts_with("nvidia.com/gpu") || host.starts_with("amd.com/gpu");
+}
+
+std::string allowed_list() {
+  std::string out;
+  for (const auto& spec : k_allowed) {
+    if (spec.name == "--privileged") continue;
+    if (!out.empty()) out += ' ';
+    out += spec.name;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> split_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\'') {
+      auto end = text.find('\'', i + 1);
+      if (end == std::string_view::npos)
+        return fail(ErrorCode::invalid_input, "unterminated ' in '{}'", text);
+      word.append(text.substr(i + 1, end - i - 1));
+      in_word = true;
+      i = end;
+    } else if (c == '"') {
+      bool closed = false;
+      for (++i; i < text.size(); ++i) {
+        char d = text[i];
+        if (d == '"') {
+          closed = true;
+          break;
+        }
+        if (d == '\\' && i + 1 < text.size() &&
+            std::string_view("\"\\$`").find(text[i + 1]) != std::string_view::npos) {
+          word.push_back(text[++i]);
+        } else {
+          word.push_back(d);
+        }
+      }
+      if (!closed) return fail(ErrorCode::invalid_input, "unterminated \" in '{}'", text);
+      in_word = true;
+    } else if (c == '\\') {
+      if (i + 1 < text.size()) {
+        if (text[i + 1] != '\n') word.push_back(text[i + 1]);
+        ++i;
+      }
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+std::optional<std::string> refused_volume(std::string_view spec) {
+  std::string_view source = spec.substr(0, spec.find(':'));
+  if (source.empty()) return std::nullopt;
+  if (source.front() != '/' && source.front() != '.') return std::nullopt;  // a named volume
+  std::string normal = std::filesystem::path(source).lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  if (normal == "/") return "it mounts the host's root file system";
+  if (normal.ends_with("/docker.sock") || normal.ends_with("/podman.sock") ||
+      normal.ends_with("/containerd.sock") || normal == "/var/run/docker" ||
+      normal == "/run/podman" || normal == "/var/run/podman" || normal == "/run" ||
+      normal == "/var/run")
+    return "it mounts the container engine's socket, which controls every container of the host";
+  return std::nullopt;
+}
+
+Result<ContainerOptions> parse_options(std::string_view text, const SourceLocation& where) {
+  auto split = split_words(text);
+  if (!split) return fail_at(where, "container options: {}", split.error().message);
+  ContainerOptions out;
+  const auto& words = *split;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string word = words[i];
+    std::string name = word;
+    std::optional<std::string> value;
+    if (word.starts_with("--")) {
+      if (auto eq = word.find('='); eq != std::string::npos) {
+        name = word.substr(0, eq);
+        value = word.substr(eq + 1);
+      }
+    } else if (word.size() > 2 && word[0] == '-' && word[1] != '-') {
+      // -eFOO=bar, -v/a:/b: a short option glued to its value.
+      name = word.substr(0, 2);
+      value = word.substr(2);
+    }
+    if (!word.starts_with("-"))
+      return fail_at(where,
+                     "container options: '{}' is not an option (options: pass engine "
+                     "flags only; the image goes in `image:`)",
+                     word);
+    const OptionSpec* spec = find_spec(name);
+    if (spec == nullptr)
+      return fail_at(where,
+                     "container option '{}' is not allowed by kiln's container policy; allowed: {}",
+                     name, allowed_list());
+    if (spec->name == "--privileged")
+      return fail_at(where,
+                     "container option '--privileged' is refused: it gives the job every "
+                     "device and capability of the host, the other jobs' GPUs included");
+    if (spec->takes_value && !value) {
+      if (i + 1 >= words.size()) return fail_at(where, "container option '{}' needs a value", name);
+      value = words[++i];
+    }
+    if (!spec->takes_value && value)
+      return fail_at(where, "container option '{}' takes no value", name);
+    const std::string_view long_name = spec->name;
+    if (long_name == "--pid" || long_name == "--network" || long_name == "--net" ||
+        long_name == "--userns" || long_name == "--uts") {
+      if (*value == "host")
+        return fail_at(where,
+                       "container option '{}={}' is refused: it shares the host's {} namespace "
+                       "with the job",
+                       name, *value, long_name == "--pid" ? "process" : long_name.substr(2));
+      if (long_name == "--network" || long_name == "--net")
+        return fail_at(where,
+                       "container option '{}' is refused: kiln puts the job and its services on "
+                       "a network of their own",
+                       name);
+      if (long_name == "--pid" && value->starts_with("container:"))
+        return fail_at(where,
+                       "container option '--pid={}' is refused: it joins another "
+                       "container's processes",
+                       *value);
+      out.args.push_back(std::string(long_name));
+      out.args.push_back(*value);
+      continue;
+    }
+    if (long_name == "--gpus") {
+      out.gpus = *value;
+      continue;
+    }
+    if (long_name == "--device" && is_gpu_device(*value)) {
+      out.dropped_devices.push_back(*value);
+      continue;
+    }
+    if (long_name == "--volume") {
+      if (auto why = refused_volume(*value))
+        return fail_at(where, "container option '-v {}' is refused: {}", *value, *why);
+    }
+    if (long_name == "--mount") {
+      // type=bind,source=/,target=/host
+      for (std::string_view field : {"source=", "src="}) {
+        auto at = value->find(field);
+        if (at == std::string::npos) continue;
+        std::string source = value->substr(at + field.size());
+        source = source.substr(0, source.find(','));
+        if (auto why = refused_volume(source))
+          return fail_at(where, "container option '--mount {}' is refused: {}", *value, *why);
+      }
+    }
+    if (long_name == "--ulimit") {
+      if (value->starts_with("nofile=")) out.sets_nofile = true;
+      if (value->starts_with("nproc=")) out.sets_nproc = true;
+    }
+    if (long_name == "--init") out.sets_init = true;
+    if (long_name == "--no-healthcheck") out.no_healthcheck = true;
+    if (long_name == "--health-cmd") out.has_health_cmd = true;
+    if (long_name == "--health-interval") out.health_interval = *value;
+    if (long_name == "--health-retries") out.health_retries = *value;
+    if (long_name == "--health-timeout") out.health_timeout = *value;
+    if (long_name == "--health-start-period") out.health_start_period = *value;
+    out.args.push_back(std::string(long_name));
+    if (spec->takes_value) out.args.push_back(*value);
+  }
+  return out;
+}
+
+}  // namespace kiln::container

@@ -1,0 +1,119 @@
+#pragma once
+// The containers of one job (`container:` and `services:`), from start to removal:
+//   1. the engine (container/engine.h) and, once per kiln process, the sweep of objects that a
+//      dead kiln left behind (container/cleanup.h);
+//   2. a network of its own when the job has services;
+//   3. each service: image (pull policy), `run -d` with its key as network alias, its env,
+//      ports, volumes and options; then every service with a --health-cmd is waited for until
+//      healthy, bounded by its health settings; a service that stays unhealthy fails the job
+//      with its last log lines;
+//   4. the job container: image, `run -d --init` with the job directory (workspace, temp,
+//      event file) bind-mounted at the same path as on the host, the container's env and
+//      volumes, the policy-checked options, the job's GPU grant as device flags, kept alive by
+//      `tail -f /dev/null` as GitHub's runner does;
+//   5. steps: the job's StepLauncher runs each `run:` step's shell in the job container
+//      (exec/step_launcher.h), so step semantics are the host's: through the step helper
+//      (container/helper/step_helper.cpp, the container's entry point, a few ms a step) when
+//      it is installed beside kiln, else through `exec` (hundreds of ms a step);
+//   6. stop(): the containers and the network are removed (end, failure, cancel, timeout).
+// The job container's image id and digest (and the services') are recorded by describe().
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/container/engine.h"
+#include "kiln/container/options.h"
+#include "kiln/core/result.h"
+#include "kiln/exec/cancel_token.h"
+#include "kiln/exec/step_launcher.h"
+#include "kiln/gpu/gpu.h"
+#include "kiln/workflow/expr/expr.h"
+#include "kiln/workflow/model.h"
+
+namespace kiln::engine {
+
+struct ContainerJobSetup {
+  const workflow::Job* job = nullptr;
+  const expr::Context* context = nullptr;  // for the expressions of container/services
+  std::string engine;                      // --container-engine / KILN_CONTAINER_ENGINE
+  container::PullPolicy pull_policy = container::PullPolicy::missing;
+  std::filesystem::path job_dir;     // mounted at the same path
+  std::filesystem::path tool_cache;  // mounted at the same path
+  std::filesystem::path workspace;   // the job container's working directory
+  std::vector<gpu::GpuInfo> gpus;    // the grant
+  container::Owner owner;
+  const exec::CancelToken* cancel = nullptr;
+  // Lines for the job's log: kind "kiln", "warning" or "error".
+  std::function<void(std::string_view kind, const std::string& text)> log;
+};
+
+class ContainerJob {
+ public:
+  explicit ContainerJob(ContainerJobSetup setup);
+  ~ContainerJob();  // stop()
+  ContainerJob(const ContainerJob&) = delete;
+  ContainerJob& operator=(const ContainerJob&) = delete;
+
+  // Starts the network, services and job container. An error fails the job; what was started
+  // is removed by stop() all the same.
+  Status start();
+
+  // The launcher of `run:` steps; nullptr for a job with services but no container (its steps
+  // run on the host and reach services through their published ports, as on GitHub).
+  exec::StepLauncher* launcher();
+  // PATH inside the job container (from the image), the base of every step's PATH.
+  const std::string& container_path() const { return container_path_; }
+
+  // `job.container` ({id, network}) and `job.services` ({<key>: {id, network, ports}}).
+  expr::Value container_context() const;
+  expr::Value services_context() const;
+  // {"engine", "container": {image, image_id, digest}, "services": {key: {...}}} for the store.
+  nlohmann::json describe() const;
+
+  // Removes the containers and the network; idempotent.
+  void stop();
+
+  class Launcher;
+
+ private:
+  struct Started {
+    std::string key;  // "" for the job container
+    std::string name;
+    container::ImageInfo image;
+    std::map<std::string, std::string> ports;  // container port → host port
+  };
+  Status start_service(const std::string& key, const workflow::Container& spec);
+  Status start_job_container(const workflow::Container& spec);
+  Status wait_healthy(const Started& service, const container::ContainerOptions& options);
+  Result<container::ImageInfo> image_for(const workflow::Container& spec, const std::string& image);
+  Result<std::string> evaluate(const workflow::Text& text) const;
+  // kiln-step-helper beside the kiln binary (or $KILN_STEP_HELPER; "off": none).
+  std::optional<std::filesystem::path> step_helper_path() const;
+  Status wait_for_helper(const std::string& name, const std::filesystem::path& socket);
+  std::string object_name(std::string_view what) const;
+
+  ContainerJobSetup setup_;
+  std::unique_ptr<container::EngineCli> cli_;
+  std::optional<std::string> network_;
+  std::vector<Started> services_;
+  std::optional<Started> job_container_;
+  std::string container_path_;
+  std::optional<std::filesystem::path> helper_dir_;  // the helper's socket directory
+  std::unique_ptr<Launcher> launcher_;
+  std::string suffix_;
+  bool stopped_ = false;
+};
+
+// A Go-style duration as the engines take it ("1s", "500ms", "1m30s", "2h"); nullopt when it is
+// not one.
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+}  // namespace kiln::engine
