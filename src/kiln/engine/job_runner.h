@@ -10,6 +10,7 @@
 #include "kiln/engine/repository.h"
 #include "kiln/exec/cancel_token.h"
 #include "kiln/exec/masker.h"
+#include "kiln/gpu/gpu.h"
 #include "kiln/store/store.h"
 #include "kiln/workflow/expr/expr.h"
 
@@ -36,6 +37,7 @@ struct JobSetup {
   // The granted GPUs as the job's processes see them (CUDA_VISIBLE_DEVICES, KILN_GPUS, ...):
   // the last layer of every step's environment, so no workflow env can widen it.
   std::map<std::string, std::string> gpu_env;
+  std::vector<gpu::GpuInfo> gpus;  // the granted GPUs, for the perf gate's testbed
   std::filesystem::path kiln_dir;             // <repository>/.kiln
   const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
 };

@@ -578,6 +578,7 @@ class Scheduler {
          node.plan.max_parallel > 0 ? node.plan.max_parallel : instance.planned.total}};
     setup.workflow_env = wf.env;
     setup.gpu_env = gpu_environment(instance);
+    for (int index : instance.gpus) setup.gpus.push_back(inventory_->gpus.at(static_cast<size_t>(index)));
     setup.kiln_dir = kiln_dir_;
     setup.cancel = &instance.cancel;
     observer_.job_started(instance.planned.key);
