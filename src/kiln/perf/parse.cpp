@@ -406,7 +406,12 @@ Result<ResultFile> parse_results(std::string_view text, const std::filesystem::p
     root = json::parse(text);
   } catch (const json::parse_error& e) {
     std::string message = e.what();
-    if (auto colon = message.find("parse error"); colon != std::string::npos) message = message.substr(colon);
+    // "[json.exception.parse_error.101] parse error at line 1, column 66: syntax error ...":
+    // the location is already in the error's place.
+    if (auto at = message.find("parse error"); at != std::string::npos) {
+      auto colon = message.find(": ", at);
+      message = colon != std::string::npos ? message.substr(colon + 2) : message.substr(at);
+    }
     return fail_at(location_of(text, e.byte > 0 ? e.byte - 1 : 0, file), "not valid JSON: {}", message);
   }
   if (root.is_array()) return parse_custom(root, std::nullopt, "", origin);
