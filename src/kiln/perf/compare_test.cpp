@@ -51,6 +51,19 @@ TEST(Compare, SignificantButBelowThresholdIsUnchanged) {
   EXPECT_EQ(compare(base, current, 0, Direction::smaller_is_better, strict).verdict, Verdict::regression);
 }
 
+TEST(Compare, ChangeBelowThresholdButWithinItsUncertaintyIsFlagged) {
+  // 4.5% slower with ±2% noise: significant, and a 5% slowdown cannot be ruled out.
+  Baseline base{.samples = around(100, 0.02, 10), .history = {}, .value = {}};
+  auto c = compare(base, around(104.5, 0.02, 10), 0, Direction::smaller_is_better, {});
+  EXPECT_LT(*c.p_value, 0.001);
+  EXPECT_GT(c.change + c.detectable, 0.05);
+  EXPECT_EQ(c.verdict, Verdict::regression);
+  // The same 4.5% measured precisely (±0.1%) is known to be under 5%: unchanged.
+  Baseline tight{.samples = around(100, 0.001, 10), .history = {}, .value = {}};
+  EXPECT_EQ(compare(tight, around(104.5, 0.001, 10), 0, Direction::smaller_is_better, {}).verdict,
+            Verdict::unchanged);
+}
+
 TEST(Compare, NoisyBenchmarkIsReportedNotPassed) {
   // ±30% noise, 6% apart: nothing significant, and a 5% change could not have been seen.
   Baseline base{.samples = around(100, 0.3, 6), .history = {}, .value = {}};
@@ -89,6 +102,43 @@ TEST(Compare, RepetitionsWithinRunNoisyHistoryIsNotARegression) {
   EXPECT_LT(*c.p_value, 0.01);  // the rank test alone would flag it
   EXPECT_NE(c.verdict, Verdict::regression);
   EXPECT_EQ(c.verdict, Verdict::too_noisy);
+}
+
+TEST(Compare, PreemptedRepetitionsDoNotHideASlowdown) {
+  // Three of ten baseline repetitions were preempted (2.5-3x): the rank test without them
+  // still sees the 20% slowdown.
+  auto base_samples = around(100, 0.01, 10);
+  base_samples[2] *= 3;
+  base_samples[5] *= 2.5;
+  base_samples[8] *= 2.8;
+  Baseline base{.samples = base_samples, .history = {}, .value = {}};
+  auto current = around(120, 0.01, 10, 3);
+  current[4] *= 2;
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.verdict, Verdict::regression);
+  EXPECT_NEAR(c.change, 0.20, 0.01);
+}
+
+TEST(Compare, LargeChangeThatIsNotSignificantIsTooNoisy) {
+  // Five each, no history: the exact test needs complete separation for p < 0.01.
+  Baseline base{.samples = {100, 120, 90, 110, 95}, .history = {}, .value = {}};
+  auto c = compare(base, std::vector<double>{112, 125, 100, 118, 108}, 0, Direction::smaller_is_better, {});
+  EXPECT_GE(*c.p_value, 0.01);
+  EXPECT_GE(c.change, 0.05);
+  EXPECT_EQ(c.verdict, Verdict::too_noisy);
+}
+
+TEST(Compare, SingleValueAsFarOutAsTheHistorysOutliersIsTooNoisy) {
+  std::vector<double> history = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8, 100.1, 99.9, 260, 100.3};
+  Baseline base{.samples = {}, .history = history, .value = {}};
+  EXPECT_EQ(compare(base, {}, 250, Direction::smaller_is_better, {}).verdict, Verdict::too_noisy);
+  // Out of the interval but inside the outlier fence (±1.85 here): judged as usual.
+  DecisionOptions one_percent;
+  one_percent.threshold = 0.01;
+  auto c = compare(base, {}, 101.9, Direction::smaller_is_better, one_percent);
+  ASSERT_TRUE(c.interval);
+  EXPECT_GT(101.9, c.interval->upper);
+  EXPECT_EQ(c.verdict, Verdict::regression);
 }
 
 TEST(Compare, TooLittleToCompareIsNoBaseline) {

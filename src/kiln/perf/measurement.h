@@ -32,7 +32,7 @@ struct Measurement {
   // (an aggregate row, a custom value without samples): then only `value` is known, and the
   // decision falls back to the history (compare.h). Aggregates are never put here.
   std::vector<double> samples{};
-  // The summary: the median of the samples when there are samples, else the file's number.
+  // The summary: summary_of(samples) when there are samples, else the file's number.
   double value = 0;
   // Per-benchmark threshold override in percent (custom JSON "threshold"); empty: the default.
   std::optional<double> threshold_percent{};
@@ -46,7 +46,12 @@ struct ResultFile {
   std::vector<std::string> notes{};
 };
 
-// The median of `values` (0 for none). Used for the summary value of samples.
+// The median of `values` (0 for none).
 double median_of(std::vector<double> values);
+
+// The summary of a run's repetitions: their mean without the far outliers (stats.h:
+// without_far_outliers). As efficient as the mean for normal noise, stable for bimodal noise
+// (where the median jumps between the modes), and not moved by a preempted repetition.
+double summary_of(const std::vector<double>& samples);
 
 }  // namespace kiln::perf

@@ -96,7 +96,7 @@ class Collector {
   }
   std::vector<Measurement> finish() {
     for (auto& m : measurements_)
-      if (!m.samples.empty()) m.value = median_of(m.samples);
+      if (!m.samples.empty()) m.value = summary_of(m.samples);
     return std::move(measurements_);
   }
   bool has(const std::string& name) const {
@@ -296,7 +296,7 @@ Result<ResultFile> parse_criterion(const json& root, const std::filesystem::path
       m.samples.push_back(t.get<double>() / n.get<double>());
     }
   }
-  if (!m.samples.empty()) m.value = median_of(m.samples);
+  if (!m.samples.empty()) m.value = summary_of(m.samples);
   file.measurements.push_back(std::move(m));
   return file;
 }

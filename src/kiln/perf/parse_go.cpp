@@ -93,7 +93,7 @@ Result<ResultFile> parse_go_test(std::string_view text, const std::filesystem::p
       file.measurements[it->second].samples.push_back(*value);
     }
   }
-  for (auto& m : file.measurements) m.value = median_of(m.samples);
+  for (auto& m : file.measurements) m.value = summary_of(m.samples);
   if (file.measurements.empty())
     return fail_at(SourceLocation{origin.string(), 0, 0}, "no benchmark results in `go test -bench` output");
   return file;

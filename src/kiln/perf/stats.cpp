@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "kiln/perf/measurement.h"
 
 namespace kiln::perf {
 namespace {
+
+constexpr std::size_t k_min_for_outliers = 10;
+constexpr double k_far_outlier = 5;
 
 // The continued fraction of the regularized incomplete beta function I_x(a, b), evaluated
 // with the modified Lentz method; converges quickly for x < (a + 1) / (a + b + 2).
@@ -82,13 +86,16 @@ std::vector<double> u_counts(int m, int n) {
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
 double normal_quantile(double p) {
-  // Bisection on the cdf: exact to double precision, and the gate calls it rarely.
+  // Bisection on the cdf: exact to double precision; the few values asked for are remembered.
+  thread_local std::map<double, double> cache;
+  if (auto it = cache.find(p); it != cache.end()) return it->second;
   double low = -40, high = 40;
   for (int i = 0; i < 200; ++i) {
     double mid = (low + high) / 2;
     (normal_cdf(mid) < p ? low : high) = mid;
   }
-  return (low + high) / 2;
+  if (cache.size() > 4096) cache.clear();
+  return cache[p] = (low + high) / 2;
 }
 
 double student_t_cdf(double t, double df) {
@@ -98,16 +105,27 @@ double student_t_cdf(double t, double df) {
 }
 
 double student_t_quantile(double p, double df) {
+  // The gate asks for the same few quantiles over and over (one alpha, history lengths up to
+  // a few dozen): remember them.
+  thread_local std::map<std::pair<double, double>, double> cache;
+  if (auto it = cache.find({p, df}); it != cache.end()) return it->second;
   double low = -1e6, high = 1e6;
   for (int i = 0; i < 300; ++i) {
     double mid = (low + high) / 2;
     (student_t_cdf(mid, df) < p ? low : high) = mid;
     if (high - low < 1e-12 * std::max(1.0, std::fabs(mid))) break;
   }
-  return (low + high) / 2;
+  if (cache.size() > 4096) cache.clear();
+  return cache[{p, df}] = (low + high) / 2;
 }
 
 double median(std::span<const double> values) { return median_of({values.begin(), values.end()}); }
+
+double summary_of(const std::vector<double>& samples) {
+  if (samples.empty()) return 0;
+  auto kept = without_far_outliers(samples);
+  return std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
+}
 
 double standard_deviation(std::span<const double> values) {
   if (values.size() < 2) return 0;
@@ -180,17 +198,41 @@ RankTest mann_whitney_u(std::span<const double> a, std::span<const double> b) {
   return test;
 }
 
+std::vector<double> without_far_outliers(std::span<const double> values, double k) {
+  if (values.size() < k_min_for_outliers) return {values.begin(), values.end()};
+  double center = median(values);
+  double sigma = robust_sigma(values);
+  std::vector<double> kept;
+  kept.reserve(values.size());
+  for (double v : values)
+    if (sigma == 0 || std::fabs(v - center) <= k * sigma) kept.push_back(v);
+  return kept;
+}
+
+double hodges_lehmann_shift(std::span<const double> a, std::span<const double> b) {
+  if (a.empty() || b.empty()) return 0;
+  if (a.size() * b.size() > 1'000'000) return median(b) - median(a);
+  std::vector<double> differences;
+  differences.reserve(a.size() * b.size());
+  for (double x : a)
+    for (double y : b) differences.push_back(y - x);
+  return median_of(std::move(differences));
+}
+
 PredictionInterval prediction_interval(std::span<const double> history, double confidence) {
   PredictionInterval interval;
-  interval.n = static_cast<int>(history.size());
   if (history.empty()) return interval;
-  interval.center = median(history);
-  interval.sigma = robust_sigma(history);
-  if (history.size() < 2) {
+  auto kept = without_far_outliers(history);
+  interval.n = static_cast<int>(kept.size());
+  interval.outliers = static_cast<int>(history.size() - kept.size());
+  if (history.size() >= k_min_for_outliers) interval.fence = k_far_outlier * robust_sigma(history);
+  interval.center = std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
+  interval.sigma = standard_deviation(kept);
+  if (kept.size() < 2) {
     interval.lower = interval.upper = interval.center;
     return interval;
   }
-  const double n = static_cast<double>(history.size());
+  const double n = static_cast<double>(kept.size());
   double t = student_t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1.0);
   double half = t * interval.sigma * std::sqrt(1.0 + 1.0 / n);
   interval.lower = interval.center - half;

@@ -36,17 +36,35 @@ struct RankTest {
 };
 RankTest mann_whitney_u(std::span<const double> a, std::span<const double> b);
 
+// `values` without the far outliers: those more than `k` robust_sigma from the median (a
+// repetition preempted by another process, a page-fault storm). With k = 5 nothing is dropped
+// from normal data of any realistic size; fewer than half the values can ever be dropped.
+// Below 10 values nothing is dropped: the MAD of a handful of values is too unsteady to judge
+// by.
+std::vector<double> without_far_outliers(std::span<const double> values, double k = 5);
+
+// The Hodges-Lehmann estimate of the shift from `a` to `b`: the median of every difference
+// b_j - a_i. The estimator that goes with the rank test: as robust as a median, and stable
+// when the data are bimodal, where the difference of two medians jumps between the modes.
+// Above a million pairs it falls back to the difference of the medians.
+double hodges_lehmann_shift(std::span<const double> a, std::span<const double> b);
+
 // A two-sided prediction interval for one new observation of the process `history` came from,
 // at `confidence` (0.99: a new value from the same process falls outside once in a hundred):
-// center ± t(1 - (1-confidence)/2, n-1) · sigma · sqrt(1 + 1/n). Center and sigma are the
-// median and robust_sigma (falling back to the standard deviation when more than half the
-// values are equal), so one outlier in the history does not widen the interval. Needs n >= 2.
+// center ± t(1 - (1-confidence)/2, n-1) · sigma · sqrt(1 + 1/n), the textbook interval for
+// normal data, computed on the history without its far outliers: center and sigma are the mean
+// and standard deviation of the values kept, n their count. (A MAD-based sigma would make the
+// interval too narrow for bimodal histories, and the t quantile does not account for its
+// extra variance.) `outliers` says how many values were left out; `fence` is how far from the
+// center a value must be to count as one. Needs n >= 2.
 struct PredictionInterval {
   double center = 0;
   double lower = 0;
   double upper = 0;
   double sigma = 0;
   int n = 0;
+  int outliers = 0;
+  double fence = 0;  // 0: no far outliers judged (fewer than 10 values)
 };
 PredictionInterval prediction_interval(std::span<const double> history, double confidence);
 

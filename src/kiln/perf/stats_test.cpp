@@ -9,6 +9,8 @@
 #include <numbers>
 #include <vector>
 
+#include "kiln/perf/measurement.h"
+
 namespace kiln::perf {
 namespace {
 
@@ -101,11 +103,35 @@ TEST(Stats, MannWhitneyLargeSamplesAgreeWithExactWhereBothApply) {
   EXPECT_LT(approx.p_value, 0.05);
 }
 
+TEST(Stats, FarOutliersAreLeftOutOfTheSummary) {
+  std::vector<double> run = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8, 250, 100.1};
+  auto kept = without_far_outliers(run);
+  EXPECT_EQ(kept.size(), 9u);
+  EXPECT_NEAR(summary_of(run), 100.0111, 1e-3);
+  // Normal-looking data lose nothing; fewer than 10 values are never judged.
+  std::vector<double> plain = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8, 102, 98};
+  EXPECT_EQ(without_far_outliers(plain).size(), 10u);
+  std::vector<double> few = {1, 1, 1, 50};
+  EXPECT_EQ(without_far_outliers(few).size(), 4u);
+}
+
+TEST(Stats, HodgesLehmannShiftIsTheMedianPairwiseDifference) {
+  std::vector<double> a = {1, 2, 3}, b = {11, 12, 14};
+  // Differences: 10 9 8 / 11 10 9 / 13 12 11 → median 10.
+  EXPECT_DOUBLE_EQ(hodges_lehmann_shift(a, b), 10);
+  // Bimodal samples: the median of each side jumps between the modes, the shift does not.
+  std::vector<double> base = {100, 100, 100, 106, 106, 106, 100, 100, 100, 106};  // median 100
+  std::vector<double> cur = {105, 105, 105, 111, 111, 111, 111, 105, 105, 111};   // median 108
+  EXPECT_DOUBLE_EQ(median(cur) - median(base), 8);
+  EXPECT_DOUBLE_EQ(hodges_lehmann_shift(base, cur), 5);
+}
+
 TEST(Stats, PredictionIntervalCoversTheProcess) {
   std::vector<double> history = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8};
   auto interval = prediction_interval(history, 0.99);
   EXPECT_EQ(interval.n, 8);
   EXPECT_DOUBLE_EQ(interval.center, 100);
+  EXPECT_DOUBLE_EQ(interval.sigma, standard_deviation(history));
   double half = student_t_quantile(0.995, 7) * interval.sigma * std::sqrt(1 + 1.0 / 8);
   EXPECT_NEAR(interval.upper - interval.center, half, 1e-9);
   EXPECT_NEAR(interval.center - interval.lower, half, 1e-9);
@@ -113,6 +139,15 @@ TEST(Stats, PredictionIntervalCoversTheProcess) {
   EXPECT_LT(prediction_p_value(interval, 110), 0.001);
   // At the bound the p-value is 1 - confidence.
   EXPECT_NEAR(prediction_p_value(interval, interval.upper), 0.01, 1e-6);
+}
+
+TEST(Stats, PredictionIntervalIgnoresFarOutliersOfTheHistory) {
+  std::vector<double> history = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8, 100.1, 99.9, 300};
+  auto interval = prediction_interval(history, 0.99);
+  EXPECT_EQ(interval.n, 10);
+  EXPECT_EQ(interval.outliers, 1);
+  EXPECT_GT(interval.fence, 0);
+  EXPECT_LT(interval.upper, 103);
 }
 
 }  // namespace
