@@ -39,10 +39,14 @@ enum class Noise { gaussian, outliers, bimodal, run_offset };
 constexpr Noise k_noises[] = {Noise::gaussian, Noise::outliers, Noise::bimodal, Noise::run_offset};
 const char* name(Noise noise) {
   switch (noise) {
-    case Noise::gaussian: return "gaussian";
-    case Noise::outliers: return "outliers";
-    case Noise::bimodal: return "bimodal";
-    case Noise::run_offset: return "run-offset";
+    case Noise::gaussian:
+      return "gaussian";
+    case Noise::outliers:
+      return "outliers";
+    case Noise::bimodal:
+      return "bimodal";
+    case Noise::run_offset:
+      return "run-offset";
   }
   return "";
 }
@@ -117,7 +121,8 @@ Rates judge(Generator& gen, Noise noise, double cv, int reps, double step, int t
     rates.naive += (mean(current) - mean(previous)) / mean(previous) > 0.05;
     if (reps >= 2) {
       auto test = kiln::perf::mann_whitney_u(previous, current);
-      rates.rank += test.p_value < 0.05 && kiln::perf::median(current) > kiln::perf::median(previous);
+      rates.rank +=
+          test.p_value < 0.05 && kiln::perf::median(current) > kiln::perf::median(previous);
     }
   }
   return rates;
@@ -136,21 +141,25 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 20261130;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string_view flag = argv[i];
-    if (flag == "--trials") trials = std::atoi(argv[i + 1]);
-    else if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
+    if (flag == "--trials")
+      trials = std::atoi(argv[i + 1]);
+    else if (flag == "--seed")
+      seed = std::strtoull(argv[i + 1], nullptr, 10);
   }
   Generator gen(seed);
   const double cvs[] = {0.01, 0.02, 0.05, 0.10};
   const int reps_list[] = {1, 5, 10, 30};
   const double steps[] = {0.02, 0.05, 0.10, 0.20};
 
-  std::printf("## Decision: one run against a history of 20 (%d trials per cell, seed %llu)\n\n", trials,
-              static_cast<unsigned long long>(seed));
-  std::printf("False alarm = flagged as a regression with no change; detection = flagged after a step of\n"
-              "that size. kiln: rank test + prediction interval, threshold 5%%, alpha 0.01 (too-noisy\n"
-              "is counted separately, it is never a pass); naive: previous value, 5%% threshold;\n"
-              "rank: rank test alone, p < 0.05.\n\n");
-  std::printf("| noise | CV | reps | false alarm kiln | naive | rank | too-noisy kiln (no change) |");
+  std::printf("## Decision: one run against a history of 20 (%d trials per cell, seed %llu)\n\n",
+              trials, static_cast<unsigned long long>(seed));
+  std::printf(
+      "False alarm = flagged as a regression with no change; detection = flagged after a step of\n"
+      "that size. kiln: rank test + prediction interval, threshold 5%%, alpha 0.01 (too-noisy\n"
+      "is counted separately, it is never a pass); naive: previous value, 5%% threshold;\n"
+      "rank: rank test alone, p < 0.05.\n\n");
+  std::printf(
+      "| noise | CV | reps | false alarm kiln | naive | rank | too-noisy kiln (no change) |");
   for (double step : steps) std::printf(" detect %g%% kiln | naive |", step * 100);
   std::printf("\n|---|---|---|---|---|---|---|");
   for (std::size_t i = 0; i < std::size(steps); ++i) std::printf("---|---|");
@@ -170,12 +179,14 @@ int main(int argc, char** argv) {
         totals[n].fa_naive += none.naive;
         totals[n].fa_total += none.trials;
         std::printf("| %s | %g%% | %d | %s | %s | %s | %s |", name(noise), cv * 100, reps,
-                    percent(none.kiln, none.trials).c_str(), percent(none.naive, none.trials).c_str(),
+                    percent(none.kiln, none.trials).c_str(),
+                    percent(none.naive, none.trials).c_str(),
                     reps >= 2 ? percent(none.rank, none.trials).c_str() : "-",
                     percent(none.kiln_noisy, none.trials).c_str());
         for (double step : steps) {
           auto r = judge(gen, noise, cv, reps, step, trials);
-          std::printf(" %s | %s |", percent(r.kiln, r.trials).c_str(), percent(r.naive, r.trials).c_str());
+          std::printf(" %s | %s |", percent(r.kiln, r.trials).c_str(),
+                      percent(r.naive, r.trials).c_str());
           if (step == 0.05 && cv <= 0.02 && reps >= 10) {
             totals[n].det5 += r.kiln;
             totals[n].det5_naive += r.naive;
@@ -186,14 +197,16 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("\n| noise | false alarms, every no-change cell: kiln | naive | detection of 5%% steps, CV <= 2%%, "
-              ">= 10 repetitions: kiln | naive |\n|---|---|---|---|---|\n");
+  std::printf(
+      "\n| noise | false alarms, every no-change cell: kiln | naive | detection of 5%% steps, CV "
+      "<= 2%%, "
+      ">= 10 repetitions: kiln | naive |\n|---|---|---|---|---|\n");
   Totals all;
   for (std::size_t n = 0; n < std::size(k_noises); ++n) {
     const auto& t = totals[n];
-    std::printf("| %s | %s | %s | %s | %s |\n", name(k_noises[n]), percent(t.fa, t.fa_total).c_str(),
-                percent(t.fa_naive, t.fa_total).c_str(), percent(t.det5, t.det5_total).c_str(),
-                percent(t.det5_naive, t.det5_total).c_str());
+    std::printf("| %s | %s | %s | %s | %s |\n", name(k_noises[n]),
+                percent(t.fa, t.fa_total).c_str(), percent(t.fa_naive, t.fa_total).c_str(),
+                percent(t.det5, t.det5_total).c_str(), percent(t.det5_naive, t.det5_total).c_str());
     all.fa += t.fa;
     all.fa_naive += t.fa_naive;
     all.fa_total += t.fa_total;
@@ -202,15 +215,19 @@ int main(int argc, char** argv) {
     all.det5_total += t.det5_total;
   }
   std::printf("| all | %s | %s | %s | %s |\n\n", percent(all.fa, all.fa_total).c_str(),
-              percent(all.fa_naive, all.fa_total).c_str(), percent(all.det5, all.det5_total).c_str(),
+              percent(all.fa_naive, all.fa_total).c_str(),
+              percent(all.det5, all.det5_total).c_str(),
               percent(all.det5_naive, all.det5_total).c_str());
 
   // Change points: 40 runs of 10 repetitions (their summaries), a step at run 20.
   const int cp_trials = std::max(1, trials / 5);
-  std::printf("## Change points: 40 runs (summaries of 10 repetitions), step at run 20 (%d trials per cell)\n\n",
-              cp_trials);
-  std::printf("Found = a change point within 2 runs of the step; false = any change point in a series\n"
-              "without a step (or one more than 2 runs away from the step).\n\n");
+  std::printf(
+      "## Change points: 40 runs (summaries of 10 repetitions), step at run 20 (%d trials per "
+      "cell)\n\n",
+      cp_trials);
+  std::printf(
+      "Found = a change point within 2 runs of the step; false = any change point in a series\n"
+      "without a step (or one more than 2 runs away from the step).\n\n");
   std::printf("| noise | CV | series with a false change point (no step) |");
   for (double step : steps) std::printf(" found %g%% |", step * 100);
   std::printf("\n|---|---|---|");
@@ -220,12 +237,16 @@ int main(int argc, char** argv) {
     for (double cv : cvs) {
       auto series = [&](double step) {
         std::vector<double> values;
-        for (int i = 0; i < 40; ++i) values.push_back(kiln::perf::summary_of(gen.run(i < 20 ? 100 : 100 * (1 + step), noise, cv, 10)));
+        for (int i = 0; i < 40; ++i)
+          values.push_back(
+              kiln::perf::summary_of(gen.run(i < 20 ? 100 : 100 * (1 + step), noise, cv, 10)));
         return values;
       };
       int false_series = 0;
-      for (int t = 0; t < cp_trials; ++t) false_series += !kiln::perf::find_change_points(series(0)).empty();
-      std::printf("| %s | %g%% | %s |", name(noise), cv * 100, percent(false_series, cp_trials).c_str());
+      for (int t = 0; t < cp_trials; ++t)
+        false_series += !kiln::perf::find_change_points(series(0)).empty();
+      std::printf("| %s | %g%% | %s |", name(noise), cv * 100,
+                  percent(false_series, cp_trials).c_str());
       for (double step : steps) {
         int found = 0;
         for (int t = 0; t < cp_trials; ++t) {

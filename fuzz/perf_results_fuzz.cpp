@@ -14,12 +14,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A path whose side files (Criterion's benchmark.json, sample.json) do not exist.
   auto parsed = kiln::perf::parse_results(text, "/nonexistent/kiln-fuzz/new/estimates.json");
   if (!parsed) {
-    if (parsed.error().to_string().find("/nonexistent/kiln-fuzz") == std::string::npos) std::abort();
+    if (parsed.error().to_string().find("/nonexistent/kiln-fuzz") == std::string::npos)
+      std::abort();
     return 0;
   }
   // Whatever parses must be usable by the decision without trouble.
   for (const auto& m : parsed->measurements) {
-    kiln::perf::Baseline baseline{.samples = m.samples, .history = {m.value, m.value, m.value}, .value = m.value};
+    kiln::perf::Baseline baseline{
+        .samples = m.samples, .history = {m.value, m.value, m.value}, .value = m.value};
     (void)kiln::perf::compare(baseline, m.samples, m.value, m.direction, {});
   }
   return 0;

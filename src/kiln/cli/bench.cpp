@@ -51,12 +51,14 @@ Place place_of(const BenchArgs& args) {
     if (repo->head_ref.starts_with("refs/heads/")) place.branch = repo->head_ref.substr(11);
     place.default_branch = repo->default_branch;
   } else {
-    place.repository = "local/" + std::filesystem::absolute(args.directory).lexically_normal().filename().string();
+    place.repository =
+        "local/" + std::filesystem::absolute(args.directory).lexically_normal().filename().string();
   }
   if (!args.repository.empty()) place.repository = args.repository;
   if (!args.branch.empty()) place.branch = args.branch;
   if (!args.commit.empty()) place.commit = args.commit;
-  if (place.default_branch.empty()) place.default_branch = place.branch.empty() ? "main" : place.branch;
+  if (place.default_branch.empty())
+    place.default_branch = place.branch.empty() ? "main" : place.branch;
   return place;
 }
 
@@ -76,9 +78,11 @@ Result<std::unique_ptr<store::Store>> store_of(const BenchArgs& args) {
 Result<perf::GateOptions> gate_options(const BenchArgs& args) {
   perf::GateOptions options;
   if (!(args.threshold > 0 && args.threshold < 1000))
-    return fail(ErrorCode::invalid_input, "--threshold: expected a percentage in (0, 1000), got {}", args.threshold);
+    return fail(ErrorCode::invalid_input, "--threshold: expected a percentage in (0, 1000), got {}",
+                args.threshold);
   if (!(args.alpha > 0 && args.alpha < 0.5))
-    return fail(ErrorCode::invalid_input, "--alpha: expected a number in (0, 0.5), got {}", args.alpha);
+    return fail(ErrorCode::invalid_input, "--alpha: expected a number in (0, 0.5), got {}",
+                args.alpha);
   options.decision.threshold = args.threshold / 100;
   options.decision.alpha = args.alpha;
   for (const auto& text : args.thresholds_for) {
@@ -112,8 +116,10 @@ int ingest(const BenchArgs& args) {
   }
   if (to_job) {
     std::ofstream list(job_list, std::ios::app);
-    for (const auto& [file, result] : parsed) list << std::filesystem::absolute(file).string() << "\n";
-    if (!list) return report_error({ErrorCode::io_error, fmt::format("cannot append to {}", job_list), {}});
+    for (const auto& [file, result] : parsed)
+      list << std::filesystem::absolute(file).string() << "\n";
+    if (!list)
+      return report_error({ErrorCode::io_error, fmt::format("cannot append to {}", job_list), {}});
     fmt::print("{} file(s) handed to this job's perf gate ($KILN_BENCHMARKS)\n", parsed.size());
     return 0;
   }
@@ -122,22 +128,31 @@ int ingest(const BenchArgs& args) {
   if (!store) return report_error(store.error());
   std::vector<store::BenchmarkResult> records;
   for (const auto& [file, result] : parsed) {
-    perf::ResultContext context{.repository = place.repository, .branch = place.branch, .testbed = testbed_of(args),
-                                .commit_sha = place.commit, .run_id = {}, .job_id = {},
-                                .source = std::filesystem::absolute(file).string(), .format = result.format,
+    perf::ResultContext context{.repository = place.repository,
+                                .branch = place.branch,
+                                .testbed = testbed_of(args),
+                                .commit_sha = place.commit,
+                                .run_id = {},
+                                .job_id = {},
+                                .source = std::filesystem::absolute(file).string(),
+                                .format = result.format,
                                 .time = 0};
     for (const auto& m : result.measurements) records.push_back(perf::to_record(m, context));
   }
   auto ids = (*store)->add_benchmark_results(records);
   if (!ids) return report_error(ids.error());
   if (args.json) {
-    nlohmann::ordered_json out = {{"ingested", ids->size()}, {"repository", place.repository},
-                                  {"branch", place.branch}, {"commit", place.commit}, {"testbed", testbed_of(args)}};
+    nlohmann::ordered_json out = {{"ingested", ids->size()},
+                                  {"repository", place.repository},
+                                  {"branch", place.branch},
+                                  {"commit", place.commit},
+                                  {"testbed", testbed_of(args)}};
     fmt::print("{}\n", out.dump(2));
   } else {
-    fmt::print("ingested {} result(s) from {} file(s) into {} @ {} ({}), testbed '{}'\n", ids->size(),
-               parsed.size(), place.repository, place.branch.empty() ? "-" : place.branch,
-               place.commit.substr(0, 8), testbed_of(args));
+    fmt::print("ingested {} result(s) from {} file(s) into {} @ {} ({}), testbed '{}'\n",
+               ids->size(), parsed.size(), place.repository,
+               place.branch.empty() ? "-" : place.branch, place.commit.substr(0, 8),
+               testbed_of(args));
   }
   return 0;
 }
@@ -147,9 +162,9 @@ int ingest(const BenchArgs& args) {
 // A result file, or "run:N" / N: every result the store has for run N.
 Result<std::vector<perf::Measurement>> load_side(const BenchArgs& args, const std::string& what) {
   std::string id_text = what.starts_with("run:") ? what.substr(4) : what;
-  bool is_run = what.starts_with("run:") ||
-                (!std::filesystem::exists(what) && !id_text.empty() &&
-                 id_text.find_first_not_of("0123456789") == std::string::npos);
+  bool is_run =
+      what.starts_with("run:") || (!std::filesystem::exists(what) && !id_text.empty() &&
+                                   id_text.find_first_not_of("0123456789") == std::string::npos);
   if (!is_run) {
     KILN_TRY(auto parsed, perf::parse_result_file(what));
     print_notes(what, parsed);
@@ -202,9 +217,11 @@ int history_command(const BenchArgs& args) {
   auto records = (*store)->list_benchmark_results(query);
   if (!records) return report_error(records.error());
   if (records->empty())
-    return report_error({ErrorCode::not_found,
-                         fmt::format("no results for benchmark '{}' in {} (kiln bench ingest adds some)",
-                                     args.name, place.repository), {}});
+    return report_error(
+        {ErrorCode::not_found,
+         fmt::format("no results for benchmark '{}' in {} (kiln bench ingest adds some)", args.name,
+                     place.repository),
+         {}});
   // One series per (metric, branch, testbed), in first-seen order.
   std::vector<std::vector<const store::BenchmarkResult*>> series;
   std::map<std::tuple<std::string, std::string, std::string>, std::size_t> index;
@@ -214,7 +231,8 @@ int history_command(const BenchArgs& args) {
     if (added) series.emplace_back();
     series[it->second].push_back(&record);
   }
-  nlohmann::ordered_json out = {{"benchmark", args.name}, {"repository", place.repository},
+  nlohmann::ordered_json out = {{"benchmark", args.name},
+                                {"repository", place.repository},
                                 {"series", nlohmann::ordered_json::array()}};
   for (auto& points : series) {
     if (args.limit > 0 && points.size() > static_cast<std::size_t>(args.limit))
@@ -225,16 +243,28 @@ int history_command(const BenchArgs& args) {
     const auto& first = *points.front();
     nlohmann::ordered_json json_points = nlohmann::ordered_json::array();
     for (const auto* p : points)
-      json_points.push_back({{"id", p->id}, {"time", p->time}, {"commit", p->commit_sha},
-                             {"run_id", p->run_id ? nlohmann::ordered_json(*p->run_id) : nlohmann::ordered_json(nullptr)},
-                             {"value", p->value}, {"samples", p->samples}});
+      json_points.push_back({{"id", p->id},
+                             {"time", p->time},
+                             {"commit", p->commit_sha},
+                             {"run_id", p->run_id ? nlohmann::ordered_json(*p->run_id)
+                                                  : nlohmann::ordered_json(nullptr)},
+                             {"value", p->value},
+                             {"samples", p->samples}});
     nlohmann::ordered_json json_changes = nlohmann::ordered_json::array();
     for (const auto& c : changes)
-      json_changes.push_back({{"index", c.index}, {"commit", points[c.index]->commit_sha},
-                              {"time", points[c.index]->time}, {"before", c.before}, {"after", c.after},
-                              {"change_percent", c.change * 100}, {"p_value", c.p_value}});
-    out["series"].push_back({{"metric", first.metric}, {"unit", first.unit}, {"direction", first.direction},
-                             {"branch", first.branch}, {"testbed", first.testbed}, {"points", json_points},
+      json_changes.push_back({{"index", c.index},
+                              {"commit", points[c.index]->commit_sha},
+                              {"time", points[c.index]->time},
+                              {"before", c.before},
+                              {"after", c.after},
+                              {"change_percent", c.change * 100},
+                              {"p_value", c.p_value}});
+    out["series"].push_back({{"metric", first.metric},
+                             {"unit", first.unit},
+                             {"direction", first.direction},
+                             {"branch", first.branch},
+                             {"testbed", first.testbed},
+                             {"points", json_points},
                              {"change_points", json_changes}});
     if (args.json) continue;
     fmt::print("{} ({}) on {}, testbed '{}': {} point(s)\n", args.name, first.metric,
@@ -245,7 +275,8 @@ int history_command(const BenchArgs& args) {
       const auto* p = points[i];
       std::string marker;
       if (starts.contains(i)) {
-        auto c = std::find_if(changes.begin(), changes.end(), [&](const auto& x) { return x.index == i; });
+        auto c = std::find_if(changes.begin(), changes.end(),
+                              [&](const auto& x) { return x.index == i; });
         marker = fmt::format("  <- change point {:+.1f}% (p={:.3f})", c->change * 100, c->p_value);
       }
       fmt::print("  {:<10}  {:>12}  {:>3} sample(s){}\n", p->commit_sha.substr(0, 10),
@@ -274,8 +305,10 @@ int gate_command(const BenchArgs& args) {
       print_notes(file, *parsed);
       current.insert(current.end(), parsed->measurements.begin(), parsed->measurements.end());
     }
-    perf::HistoryScope scope{.repository = place.repository, .branch = baseline_branch,
-                             .testbed = testbed_of(args), .exclude_run_id = {}};
+    perf::HistoryScope scope{.repository = place.repository,
+                             .branch = baseline_branch,
+                             .testbed = testbed_of(args),
+                             .exclude_run_id = {}};
     auto report = perf::gate_against_history(**store, scope, current, *options);
     if (!report) return report_error(report.error());
     return print_report(*report, args.json);
@@ -287,7 +320,8 @@ int gate_command(const BenchArgs& args) {
     query.repository = "";
     auto runs = (*store)->list_runs(query);
     if (!runs) return report_error(runs.error());
-    if (runs->empty()) return report_error({ErrorCode::not_found, "no runs yet: give result files or --run", {}});
+    if (runs->empty())
+      return report_error({ErrorCode::not_found, "no runs yet: give result files or --run", {}});
     run = runs->front().id;
   }
   store::BenchmarkQuery query;
@@ -295,7 +329,8 @@ int gate_command(const BenchArgs& args) {
   auto records = (*store)->list_benchmark_results(query);
   if (!records) return report_error(records.error());
   if (records->empty())
-    return report_error({ErrorCode::not_found, fmt::format("run {} has no benchmark results", run), {}});
+    return report_error(
+        {ErrorCode::not_found, fmt::format("run {} has no benchmark results", run), {}});
   auto report = perf::gate_records(**store, *records, baseline_branch, *options);
   if (!report) return report_error(report.error());
   return print_report(*report, args.json);
@@ -326,7 +361,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_common(ingest_cmd, *args);
   ingest_cmd->add_option("--branch", args->branch, "branch (default: the current one)");
   ingest_cmd->add_option("--commit", args->commit, "commit (default: HEAD)");
-  ingest_cmd->add_option("--testbed", args->testbed, "testbed (default: $KILN_TESTBED, else 'local')");
+  ingest_cmd->add_option("--testbed", args->testbed,
+                         "testbed (default: $KILN_TESTBED, else 'local')");
   ingest_cmd->add_option("--repository", args->repository, "repository name (default: from git)");
   ingest_cmd->callback([args, &exit_code] { exit_code = ingest(*args); });
 
@@ -337,23 +373,28 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_decision(compare_cmd, *args);
   compare_cmd->callback([args, &exit_code] { exit_code = compare_command(*args); });
 
-  auto* history_cmd = bench->add_subcommand("history", "a benchmark's results over time, with change points");
+  auto* history_cmd =
+      bench->add_subcommand("history", "a benchmark's results over time, with change points");
   history_cmd->add_option("NAME", args->name, "the benchmark")->required();
   add_common(history_cmd, *args);
   history_cmd->add_option("--metric", args->metric, "only this metric");
   history_cmd->add_option("--branch", args->branch, "only this branch");
   history_cmd->add_option("--testbed", args->testbed, "only this testbed");
   history_cmd->add_option("--repository", args->repository, "repository name (default: from git)");
-  history_cmd->add_option("-n,--limit", args->limit, "the last N points per series (default 100, 0: all)");
+  history_cmd->add_option("-n,--limit", args->limit,
+                          "the last N points per series (default 100, 0: all)");
   history_cmd->callback([args, &exit_code] { exit_code = history_command(*args); });
 
-  auto* gate_cmd = bench->add_subcommand("gate", "judge results against the history; exit 1 on a regression");
+  auto* gate_cmd =
+      bench->add_subcommand("gate", "judge results against the history; exit 1 on a regression");
   gate_cmd->add_option("FILE", args->files, "result files (default: the results of --run)");
-  gate_cmd->add_option("--run", args->run, "the run whose stored results are judged (default: the latest)");
+  gate_cmd->add_option("--run", args->run,
+                       "the run whose stored results are judged (default: the latest)");
   add_common(gate_cmd, *args);
   add_decision(gate_cmd, *args);
   gate_cmd->add_option("--branch", args->branch, "baseline branch (default: the default branch)");
-  gate_cmd->add_option("--testbed", args->testbed, "testbed of FILEs (default: $KILN_TESTBED, else 'local')");
+  gate_cmd->add_option("--testbed", args->testbed,
+                       "testbed of FILEs (default: $KILN_TESTBED, else 'local')");
   gate_cmd->add_option("--repository", args->repository, "repository name (default: from git)");
   gate_cmd->callback([args, &exit_code] { exit_code = gate_command(*args); });
 }

@@ -20,7 +20,8 @@ namespace kiln::engine {
 // The testbed of a job: the granted GPUs' models (with counts) and drivers, and the job's
 // runs-on labels, sorted. "gpus=NVIDIA H200 x2; driver=550.54.15; labels=gpu:2,self-hosted";
 // "gpus=none; labels=ubuntu-latest" for a job without GPUs.
-std::string make_testbed(const std::vector<std::string>& labels, const std::vector<gpu::GpuInfo>& gpus);
+std::string make_testbed(const std::vector<std::string>& labels,
+                         const std::vector<gpu::GpuInfo>& gpus);
 
 struct BenchmarkContext {
   std::string repository;      // RepositoryInfo::name
@@ -28,7 +29,7 @@ struct BenchmarkContext {
   std::string default_branch;  // the baseline
   std::string commit;
   std::string testbed;
-  std::int64_t run_id = 0;
+  std::int64_t run_id = 0;  // 0: not in a run (the results are then stored without one)
   std::int64_t job_id = 0;  // the store row
 };
 
@@ -46,9 +47,9 @@ class BenchmarkCollector {
   LogLines collect(const std::filesystem::path& list, const std::filesystem::path& workspace);
 
   struct Verdict {
-    LogLines lines;      // the table, line by line, and a summary
-    bool failed = false; // a gated benchmark regressed
-    std::string reason;  // for the job's result when failed
+    LogLines lines;       // the table, line by line, and a summary
+    bool failed = false;  // a gated benchmark regressed
+    std::string reason;   // for the job's result when failed
   };
   // Judges every result this job stored. `env` is the job's env (workflow and job level):
   // KILN_PERF_THRESHOLD sets the default threshold in percent, KILN_PERF_GATE=off reports

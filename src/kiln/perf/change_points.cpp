@@ -14,7 +14,8 @@ namespace {
 std::vector<double> ranks_of(std::span<const double> values) {
   std::vector<std::size_t> order(values.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return values[a] < values[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return values[a] < values[b]; });
   std::vector<double> ranks(values.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;
@@ -79,7 +80,8 @@ std::vector<ChangePoint> find_change_points(std::span<const double> values,
   std::mt19937_64 random(options.seed);
   std::vector<ChangePoint> found;
   search(values, 0, options, random, found);
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.index < b.index; });
   // Levels between neighbouring change points; drop the steps below min_change.
   std::vector<ChangePoint> reported;
   for (std::size_t i = 0; i < found.size(); ++i) {

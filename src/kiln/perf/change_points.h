@@ -25,7 +25,7 @@ namespace kiln::perf {
 struct ChangePointOptions {
   double alpha = 0.01;
   int permutations = 499;
-  int min_segment = 4;       // no change point leaves fewer values than this on a side
+  int min_segment = 4;  // no change point leaves fewer values than this on a side
   std::uint64_t seed = 20261130;
   // Steps smaller than this (relative, between the medians of the two sides) are not reported,
   // even when significant: a 0.1% shift of a very quiet benchmark is not news.

@@ -8,9 +8,13 @@ namespace kiln::perf {
 namespace {
 
 // The sign of a change that is bad: +1 when bigger values are worse.
-double worse_sign(Direction direction) { return direction == Direction::smaller_is_better ? 1.0 : -1.0; }
+double worse_sign(Direction direction) {
+  return direction == Direction::smaller_is_better ? 1.0 : -1.0;
+}
 
-double relative(double value, double base) { return base != 0 ? (value - base) / std::fabs(base) : 0.0; }
+double relative(double value, double base) {
+  return base != 0 ? (value - base) / std::fabs(base) : 0.0;
+}
 
 // Significant and not shown to be smaller than the threshold: which way. `detectable` is the
 // half-width of the change's confidence interval, so |change| + detectable >= threshold says
@@ -18,13 +22,15 @@ double relative(double value, double base) { return base != 0 ? (value - base) /
 // itself to pass the threshold would catch a true 5% step only half the time: the estimate
 // falls below 5% as often as above.) Otherwise too_noisy when a threshold-sized change could
 // have hidden in the noise, else unchanged.
-Verdict classify(const Comparison& c, Direction direction, const DecisionOptions& options, bool significant) {
+Verdict classify(const Comparison& c, Direction direction, const DecisionOptions& options,
+                 bool significant) {
   double worse = c.change * worse_sign(direction);
   if (significant && c.change != 0 && std::fabs(c.change) + c.detectable >= options.threshold)
     return worse > 0 ? Verdict::regression : Verdict::improvement;
   // Not significant: a change as large as the threshold, or one that could hide in the noise,
   // cannot be called unchanged.
-  if (!significant && (c.detectable > options.threshold || std::fabs(c.change) >= options.threshold))
+  if (!significant &&
+      (c.detectable > options.threshold || std::fabs(c.change) >= options.threshold))
     return Verdict::too_noisy;
   return Verdict::unchanged;
 }
@@ -33,11 +39,16 @@ Verdict classify(const Comparison& c, Direction direction, const DecisionOptions
 
 std::string_view to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::regression: return "regression";
-    case Verdict::improvement: return "improvement";
-    case Verdict::unchanged: return "unchanged";
-    case Verdict::too_noisy: return "too-noisy";
-    case Verdict::no_baseline: return "no-baseline";
+    case Verdict::regression:
+      return "regression";
+    case Verdict::improvement:
+      return "improvement";
+    case Verdict::unchanged:
+      return "unchanged";
+    case Verdict::too_noisy:
+      return "too-noisy";
+    case Verdict::no_baseline:
+      return "no-baseline";
   }
   return "unchanged";
 }
@@ -45,10 +56,13 @@ std::string_view to_string(Verdict verdict) {
 Comparison compare(const Baseline& baseline, std::span<const double> current_samples,
                    double current_value, Direction direction, const DecisionOptions& options) {
   Comparison c;
-  c.current = current_samples.empty() ? current_value : summary_of({current_samples.begin(), current_samples.end()});
+  c.current = current_samples.empty()
+                  ? current_value
+                  : summary_of({current_samples.begin(), current_samples.end()});
   const double z = normal_quantile(1.0 - options.alpha / 2.0);
 
-  if (baseline.samples.size() >= options.min_samples && current_samples.size() >= options.min_samples) {
+  if (baseline.samples.size() >= options.min_samples &&
+      current_samples.size() >= options.min_samples) {
     c.method = "mann-whitney";
     c.baseline = summary_of(baseline.samples);
     // A preempted repetition says nothing about the code: far outliers are left out of the
@@ -79,7 +93,8 @@ Comparison compare(const Baseline& baseline, std::span<const double> current_sam
       significant = test.p_value < options.confirm_alpha &&
                     (c.current < interval.lower || c.current > interval.upper);
       if (interval.center != 0)
-        c.detectable = std::max(c.detectable, (interval.upper - interval.center) / std::fabs(interval.center));
+        c.detectable =
+            std::max(c.detectable, (interval.upper - interval.center) / std::fabs(interval.center));
     }
     c.verdict = classify(c, direction, options, significant);
     return c;
@@ -101,10 +116,14 @@ Comparison compare(const Baseline& baseline, std::span<const double> current_sam
     return c;
   }
   // Not enough to decide either way: a new benchmark, or too few runs so far.
-  if (!baseline.samples.empty()) c.baseline = summary_of(baseline.samples);
-  else if (!baseline.history.empty()) c.baseline = median(baseline.history);
-  else if (baseline.value) c.baseline = *baseline.value;
-  else return c;
+  if (!baseline.samples.empty())
+    c.baseline = summary_of(baseline.samples);
+  else if (!baseline.history.empty())
+    c.baseline = median(baseline.history);
+  else if (baseline.value)
+    c.baseline = *baseline.value;
+  else
+    return c;
   c.change = relative(c.current, c.baseline);
   c.verdict = Verdict::no_baseline;
   return c;

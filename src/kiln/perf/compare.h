@@ -41,7 +41,8 @@ struct DecisionOptions {
   // confirm at this level: the interval bounds the false alarms, the rank test checks that the
   // repetitions, not one lucky summary, moved.
   double confirm_alpha = 0.05;
-  std::size_t min_samples = 5;  // per side, for the rank test (with 5 and 5 the exact p can reach 0.008)
+  std::size_t min_samples =
+      5;  // per side, for the rank test (with 5 and 5 the exact p can reach 0.008)
   std::size_t min_history = 5;  // points, for the prediction interval
 };
 
@@ -59,9 +60,9 @@ struct Baseline {
 
 struct Comparison {
   Verdict verdict = Verdict::no_baseline;
-  std::string method;      // "mann-whitney", "prediction-interval" or "" (no baseline)
-  double baseline = 0;     // the baseline's summary (median of its samples or of the history)
-  double current = 0;      // the current summary
+  std::string method;   // "mann-whitney", "prediction-interval" or "" (no baseline)
+  double baseline = 0;  // the baseline's summary (median of its samples or of the history)
+  double current = 0;   // the current summary
   // Relative change, signed; 0 when the baseline is 0. (current - baseline) / |baseline|, except
   // for the rank test: the Hodges-Lehmann shift / |baseline|.
   double change = 0;

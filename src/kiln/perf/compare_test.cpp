@@ -14,7 +14,8 @@ namespace {
 std::vector<double> around(double center, double spread, int n, double phase = 0) {
   std::vector<double> values;
   for (int i = 0; i < n; ++i) {
-    double u = n == 1 ? 0 : (static_cast<double>((i * 7 + static_cast<int>(phase)) % n) / (n - 1)) * 2 - 1;
+    double u =
+        n == 1 ? 0 : (static_cast<double>((i * 7 + static_cast<int>(phase)) % n) / (n - 1)) * 2 - 1;
     values.push_back(center * (1 + spread * u));
   }
   return values;
@@ -34,7 +35,8 @@ TEST(Compare, RankTestFlagsATwentyPercentSlowdown) {
 TEST(Compare, DirectionDecidesRegressionOrImprovement) {
   Baseline base{.samples = around(100, 0.01, 10), .history = {}, .value = {}};
   auto faster = around(80, 0.01, 10);
-  EXPECT_EQ(compare(base, faster, 0, Direction::smaller_is_better, {}).verdict, Verdict::improvement);
+  EXPECT_EQ(compare(base, faster, 0, Direction::smaller_is_better, {}).verdict,
+            Verdict::improvement);
   // For a throughput, lower is worse.
   EXPECT_EQ(compare(base, faster, 0, Direction::bigger_is_better, {}).verdict, Verdict::regression);
 }
@@ -48,7 +50,8 @@ TEST(Compare, SignificantButBelowThresholdIsUnchanged) {
   // With a 1% threshold it is a regression.
   DecisionOptions strict;
   strict.threshold = 0.01;
-  EXPECT_EQ(compare(base, current, 0, Direction::smaller_is_better, strict).verdict, Verdict::regression);
+  EXPECT_EQ(compare(base, current, 0, Direction::smaller_is_better, strict).verdict,
+            Verdict::regression);
 }
 
 TEST(Compare, ChangeBelowThresholdButWithinItsUncertaintyIsFlagged) {
@@ -83,7 +86,8 @@ TEST(Compare, QuietUnchangedBenchmarkIsUnchanged) {
 }
 
 TEST(Compare, PredictionIntervalWithoutRepetitions) {
-  Baseline base{.samples = {}, .history = {100, 101, 99, 100.5, 99.5, 100, 100.3, 99.7}, .value = {}};
+  Baseline base{
+      .samples = {}, .history = {100, 101, 99, 100.5, 99.5, 100, 100.3, 99.7}, .value = {}};
   auto c = compare(base, {}, 112, Direction::smaller_is_better, {});
   EXPECT_EQ(c.method, "prediction-interval");
   ASSERT_TRUE(c.interval);
@@ -96,7 +100,9 @@ TEST(Compare, PredictionIntervalWithoutRepetitions) {
 
 TEST(Compare, RepetitionsWithinRunNoisyHistoryIsNotARegression) {
   // Each run is tight, but runs wander by ±8%: a 6% shift of one run is run-to-run noise.
-  Baseline base{.samples = around(100, 0.002, 10), .history = {100, 108, 93, 104, 96, 107, 92, 100}, .value = {}};
+  Baseline base{.samples = around(100, 0.002, 10),
+                .history = {100, 108, 93, 104, 96, 107, 92, 100},
+                .value = {}};
   auto current = around(106, 0.002, 10);
   auto c = compare(base, current, 0, Direction::smaller_is_better, {});
   EXPECT_LT(*c.p_value, 0.01);  // the rank test alone would flag it
@@ -122,14 +128,16 @@ TEST(Compare, PreemptedRepetitionsDoNotHideASlowdown) {
 TEST(Compare, LargeChangeThatIsNotSignificantIsTooNoisy) {
   // Five each, no history: the exact test needs complete separation for p < 0.01.
   Baseline base{.samples = {100, 120, 90, 110, 95}, .history = {}, .value = {}};
-  auto c = compare(base, std::vector<double>{112, 125, 100, 118, 108}, 0, Direction::smaller_is_better, {});
+  auto c = compare(base, std::vector<double>{112, 125, 100, 118, 108}, 0,
+                   Direction::smaller_is_better, {});
   EXPECT_GE(*c.p_value, 0.01);
   EXPECT_GE(c.change, 0.05);
   EXPECT_EQ(c.verdict, Verdict::too_noisy);
 }
 
 TEST(Compare, SingleValueAsFarOutAsTheHistorysOutliersIsTooNoisy) {
-  std::vector<double> history = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8, 100.1, 99.9, 260, 100.3};
+  std::vector<double> history = {100,   101,  99,    100.5, 99.5, 100,
+                                 100.2, 99.8, 100.1, 99.9,  260,  100.3};
   Baseline base{.samples = {}, .history = history, .value = {}};
   EXPECT_EQ(compare(base, {}, 250, Direction::smaller_is_better, {}).verdict, Verdict::too_noisy);
   // Out of the interval but inside the outlier fence (±1.85 here): judged as usual.

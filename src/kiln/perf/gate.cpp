@@ -49,8 +49,8 @@ int GateReport::count(Verdict verdict) const {
   }));
 }
 
-GateReport compare_sets(const std::vector<Measurement>& base, const std::vector<Measurement>& current,
-                        const GateOptions& options) {
+GateReport compare_sets(const std::vector<Measurement>& base,
+                        const std::vector<Measurement>& current, const GateOptions& options) {
   GateReport report;
   for (const auto& m : current) {
     GateRow row = row_of(m, options);
@@ -103,12 +103,15 @@ Result<GateReport> gate_against_history(store::Store& store, const HistoryScope&
   return report;
 }
 
-Result<GateReport> gate_records(store::Store& store, const std::vector<store::BenchmarkResult>& records,
+Result<GateReport> gate_records(store::Store& store,
+                                const std::vector<store::BenchmarkResult>& records,
                                 const std::string& baseline_branch, const GateOptions& options) {
   GateReport report;
   for (const auto& record : records) {
-    HistoryScope scope{.repository = record.repository, .branch = baseline_branch,
-                       .testbed = record.testbed, .exclude_run_id = record.run_id};
+    HistoryScope scope{.repository = record.repository,
+                       .branch = baseline_branch,
+                       .testbed = record.testbed,
+                       .exclude_run_id = record.run_id};
     KILN_TRY(auto one, gate_against_history(store, scope, {from_record(record)}, options));
     report.rows.insert(report.rows.end(), one.rows.begin(), one.rows.end());
   }
@@ -131,27 +134,31 @@ std::string format_value(double value, const std::string& unit) {
 std::string format_table(const GateReport& report) {
   std::size_t name_width = 9;
   for (const auto& row : report.rows)
-    name_width = std::max(name_width, row.benchmark.size() + (row.metric == "value" ? 0 : row.metric.size() + 3));
+    name_width = std::max(
+        name_width, row.benchmark.size() + (row.metric == "value" ? 0 : row.metric.size() + 3));
   name_width = std::min<std::size_t>(name_width, 60);
-  std::string out = fmt::format("{:<{}}  {:>12}  {:>12}  {:>8}  {:<30}  {}\n", "BENCHMARK", name_width,
-                                "BASELINE", "CURRENT", "CHANGE", "P-VALUE / INTERVAL", "VERDICT");
+  std::string out =
+      fmt::format("{:<{}}  {:>12}  {:>12}  {:>8}  {:<30}  {}\n", "BENCHMARK", name_width,
+                  "BASELINE", "CURRENT", "CHANGE", "P-VALUE / INTERVAL", "VERDICT");
   for (const auto& row : report.rows) {
     const auto& c = row.comparison;
-    std::string name = row.metric == "value" ? row.benchmark : fmt::format("{} ({})", row.benchmark, row.metric);
+    std::string name =
+        row.metric == "value" ? row.benchmark : fmt::format("{} ({})", row.benchmark, row.metric);
     bool has_baseline = c.baseline != 0 || !c.method.empty();
     std::string verdict(to_string(c.verdict));
     if (c.verdict == Verdict::regression || c.verdict == Verdict::improvement)
       verdict += fmt::format(" (threshold {:.3g}%)", row.threshold * 100);
-    out += fmt::format("{:<{}}  {:>12}  {:>12}  {:>8}  {:<30}  {}\n", name, name_width,
-                       has_baseline ? format_value(c.baseline, row.unit) : "-",
-                       format_value(c.current, row.unit),
-                       has_baseline ? fmt::format("{:+.1f}%", c.change * 100) : "-", evidence(row), verdict);
+    out += fmt::format(
+        "{:<{}}  {:>12}  {:>12}  {:>8}  {:<30}  {}\n", name, name_width,
+        has_baseline ? format_value(c.baseline, row.unit) : "-", format_value(c.current, row.unit),
+        has_baseline ? fmt::format("{:+.1f}%", c.change * 100) : "-", evidence(row), verdict);
   }
-  out += fmt::format("{} compared: {} regression(s), {} improvement(s), {} unchanged, {} too noisy, "
-                     "{} without baseline\n",
-                     report.rows.size(), report.count(Verdict::regression), report.count(Verdict::improvement),
-                     report.count(Verdict::unchanged), report.count(Verdict::too_noisy),
-                     report.count(Verdict::no_baseline));
+  out += fmt::format(
+      "{} compared: {} regression(s), {} improvement(s), {} unchanged, {} too noisy, "
+      "{} without baseline\n",
+      report.rows.size(), report.count(Verdict::regression), report.count(Verdict::improvement),
+      report.count(Verdict::unchanged), report.count(Verdict::too_noisy),
+      report.count(Verdict::no_baseline));
   return out;
 }
 
@@ -161,23 +168,26 @@ nlohmann::ordered_json to_json(const GateReport& report) {
     const auto& c = row.comparison;
     nlohmann::ordered_json interval = nullptr;
     if (c.interval) interval = {{"lower", c.interval->lower}, {"upper", c.interval->upper}};
-    rows.push_back({{"benchmark", row.benchmark},
-                    {"metric", row.metric},
-                    {"unit", row.unit},
-                    {"direction", to_string(row.direction)},
-                    {"baseline", c.method.empty() && c.baseline == 0 ? nlohmann::ordered_json(nullptr)
-                                                                     : nlohmann::ordered_json(c.baseline)},
-                    {"current", c.current},
-                    {"change_percent", c.change * 100},
-                    {"threshold_percent", row.threshold * 100},
-                    {"method", c.method.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.method)},
-                    {"p_value", c.p_value ? nlohmann::ordered_json(*c.p_value) : nlohmann::ordered_json(nullptr)},
-                    {"interval", interval},
-                    {"detectable_percent", c.detectable * 100},
-                    {"baseline_samples", row.baseline_samples},
-                    {"current_samples", row.current_samples},
-                    {"history", row.history},
-                    {"verdict", to_string(c.verdict)}});
+    rows.push_back(
+        {{"benchmark", row.benchmark},
+         {"metric", row.metric},
+         {"unit", row.unit},
+         {"direction", to_string(row.direction)},
+         {"baseline", c.method.empty() && c.baseline == 0 ? nlohmann::ordered_json(nullptr)
+                                                          : nlohmann::ordered_json(c.baseline)},
+         {"current", c.current},
+         {"change_percent", c.change * 100},
+         {"threshold_percent", row.threshold * 100},
+         {"method",
+          c.method.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.method)},
+         {"p_value",
+          c.p_value ? nlohmann::ordered_json(*c.p_value) : nlohmann::ordered_json(nullptr)},
+         {"interval", interval},
+         {"detectable_percent", c.detectable * 100},
+         {"baseline_samples", row.baseline_samples},
+         {"current_samples", row.current_samples},
+         {"history", row.history},
+         {"verdict", to_string(c.verdict)}});
   }
   return {{"passed", !report.failed()},
           {"regressions", report.count(Verdict::regression)},
@@ -218,7 +228,8 @@ Measurement from_record(const store::BenchmarkResult& record) {
                                                        : Direction::smaller_is_better;
   m.samples = record.samples;
   m.value = record.value;
-  if (record.extra.is_object() && record.extra.contains("threshold") && record.extra["threshold"].is_number())
+  if (record.extra.is_object() && record.extra.contains("threshold") &&
+      record.extra["threshold"].is_number())
     m.threshold_percent = record.extra["threshold"].get<double>();
   return m;
 }

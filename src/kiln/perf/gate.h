@@ -33,7 +33,7 @@ struct GateRow {
   double threshold = 0.05;
   std::size_t baseline_samples = 0;  // how many repetitions each side had
   std::size_t current_samples = 0;
-  std::size_t history = 0;           // how many past results the baseline had
+  std::size_t history = 0;  // how many past results the baseline had
   Comparison comparison;
 };
 
@@ -55,8 +55,8 @@ struct HistoryScope {
 
 // Every metric of `current` against the same (benchmark, metric) of `base`: the rank test
 // when both have repetitions, else no-baseline (one value against one value decides nothing).
-GateReport compare_sets(const std::vector<Measurement>& base, const std::vector<Measurement>& current,
-                        const GateOptions& options);
+GateReport compare_sets(const std::vector<Measurement>& base,
+                        const std::vector<Measurement>& current, const GateOptions& options);
 
 // Every metric of `current` against its history in the store.
 Result<GateReport> gate_against_history(store::Store& store, const HistoryScope& scope,
@@ -65,7 +65,8 @@ Result<GateReport> gate_against_history(store::Store& store, const HistoryScope&
 
 // Stored results (a run's or a job's) against the history of their own series: the same
 // repository and testbed as each record, on `baseline_branch`, without the records' run.
-Result<GateReport> gate_records(store::Store& store, const std::vector<store::BenchmarkResult>& records,
+Result<GateReport> gate_records(store::Store& store,
+                                const std::vector<store::BenchmarkResult>& records,
                                 const std::string& baseline_branch, const GateOptions& options);
 
 // The table: benchmark, metric, baseline, current, change %, p-value or interval, verdict.

@@ -12,7 +12,9 @@ namespace kiln::perf {
 namespace {
 
 Measurement measurement(std::string name, std::vector<double> samples) {
-  Measurement m{.name = std::move(name), .metric = "value", .unit = "ms",
+  Measurement m{.name = std::move(name),
+                .metric = "value",
+                .unit = "ms",
                 .direction = Direction::smaller_is_better};
   m.samples = std::move(samples);
   m.value = median_of(m.samples);
@@ -39,8 +41,14 @@ class GateTest : public ::testing::Test {
     if (!HasFailure()) std::filesystem::remove_all(dir_);
   }
   void add(const Measurement& m, std::string branch, std::string testbed, store::TimeMs time) {
-    ResultContext context{.repository = "acme/k", .branch = std::move(branch), .testbed = std::move(testbed),
-                          .commit_sha = "c", .run_id = {}, .job_id = {}, .source = "f", .format = "custom",
+    ResultContext context{.repository = "acme/k",
+                          .branch = std::move(branch),
+                          .testbed = std::move(testbed),
+                          .commit_sha = "c",
+                          .run_id = {},
+                          .job_id = {},
+                          .source = "f",
+                          .format = "custom",
                           .time = time};
     auto record = to_record(m, context);
     ASSERT_TRUE(store_->add_benchmark_results(std::span(&record, 1)));
@@ -50,12 +58,14 @@ class GateTest : public ::testing::Test {
 };
 
 TEST_F(GateTest, RegressionAgainstTheSameTestbedOnly) {
-  for (int i = 0; i < 6; ++i) add(measurement("attn", level(100 + 0.1 * i)), "main", "h200", 1000 + i);
+  for (int i = 0; i < 6; ++i)
+    add(measurement("attn", level(100 + 0.1 * i)), "main", "h200", 1000 + i);
   // Another testbed is 20% slower all along; another branch too. Neither is a baseline.
   for (int i = 0; i < 6; ++i) add(measurement("attn", level(120)), "main", "mi250", 2000 + i);
   add(measurement("attn", level(120)), "feature", "h200", 3000);
 
-  HistoryScope scope{.repository = "acme/k", .branch = "main", .testbed = "h200", .exclude_run_id = {}};
+  HistoryScope scope{
+      .repository = "acme/k", .branch = "main", .testbed = "h200", .exclude_run_id = {}};
   auto slower = gate_against_history(*store_, scope, {measurement("attn", level(120))}, {});
   ASSERT_TRUE(slower) << slower.error().to_string();
   ASSERT_EQ(slower->rows.size(), 1u);
@@ -78,7 +88,8 @@ TEST_F(GateTest, RegressionAgainstTheSameTestbedOnly) {
 
 TEST_F(GateTest, ThresholdOverridesPerBenchmark) {
   for (int i = 0; i < 6; ++i) add(measurement("attn", level(100)), "main", "h200", 1000 + i);
-  HistoryScope scope{.repository = "acme/k", .branch = "main", .testbed = "h200", .exclude_run_id = {}};
+  HistoryScope scope{
+      .repository = "acme/k", .branch = "main", .testbed = "h200", .exclude_run_id = {}};
   auto current = measurement("attn", level(108));
   GateOptions options;
   options.thresholds["attn"] = 0.10;
@@ -99,7 +110,8 @@ TEST_F(GateTest, ThresholdOverridesPerBenchmark) {
 
 TEST_F(GateTest, CompareSetsTableAndJson) {
   std::vector<Measurement> base = {measurement("attn", level(100)), measurement("gemm", level(50))};
-  std::vector<Measurement> current = {measurement("attn", level(125)), measurement("gemm", level(40)),
+  std::vector<Measurement> current = {measurement("attn", level(125)),
+                                      measurement("gemm", level(40)),
                                       measurement("new", level(10))};
   auto report = compare_sets(base, current, {});
   ASSERT_EQ(report.rows.size(), 3u);

@@ -53,7 +53,8 @@ Result<double> number_at(const json& object, const std::string& key, const std::
                          const std::filesystem::path& origin) {
   auto it = object.find(key);
   if (it == object.end()) return field_error(origin, field, "missing");
-  if (!it->is_number()) return field_error(origin, field, "expected a number, got {}", type_name(*it));
+  if (!it->is_number())
+    return field_error(origin, field, "expected a number, got {}", type_name(*it));
   double value = it->get<double>();
   if (!std::isfinite(value)) return field_error(origin, field, "not a finite number");
   return value;
@@ -63,7 +64,8 @@ Result<std::string> string_at(const json& object, const std::string& key, const 
                               const std::filesystem::path& origin) {
   auto it = object.find(key);
   if (it == object.end()) return field_error(origin, field, "missing");
-  if (!it->is_string()) return field_error(origin, field, "expected a string, got {}", type_name(*it));
+  if (!it->is_string())
+    return field_error(origin, field, "expected a string, got {}", type_name(*it));
   if (it->get_ref<const std::string&>().empty()) return field_error(origin, field, "is empty");
   return it->get<std::string>();
 }
@@ -114,11 +116,28 @@ class Collector {
 
 // The keys of a row that are not counters.
 bool is_google_row_key(std::string_view key) {
-  static constexpr std::string_view k_keys[] = {
-      "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-      "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
-      "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "label",
-      "skipped", "skip_message", "big_o", "rms", "complexity"};
+  static constexpr std::string_view k_keys[] = {"name",
+                                                "family_index",
+                                                "per_family_instance_index",
+                                                "run_name",
+                                                "run_type",
+                                                "repetitions",
+                                                "repetition_index",
+                                                "threads",
+                                                "iterations",
+                                                "real_time",
+                                                "cpu_time",
+                                                "time_unit",
+                                                "aggregate_name",
+                                                "aggregate_unit",
+                                                "error_occurred",
+                                                "error_message",
+                                                "label",
+                                                "skipped",
+                                                "skip_message",
+                                                "big_o",
+                                                "rms",
+                                                "complexity"};
   return std::ranges::find(k_keys, key) != std::end(k_keys);
 }
 
@@ -131,15 +150,17 @@ Result<ResultFile> parse_google_benchmark(const json& root, const std::filesyste
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
     std::string field = fmt::format("benchmarks[{}]", i);
-    if (!row.is_object()) return field_error(origin, field, "expected an object, got {}", type_name(row));
+    if (!row.is_object())
+      return field_error(origin, field, "expected an object, got {}", type_name(row));
     KILN_TRY(std::string name, string_at(row, "name", field + ".name", origin));
     std::string run_name = name;
     if (row.contains("run_name")) {
       KILN_TRY(run_name, string_at(row, "run_name", field + ".run_name", origin));
     }
     if (row.value("error_occurred", false) || row.value("skipped", false)) {
-      file.notes.push_back(fmt::format("{}: skipped ({})", name,
-                                       row.value("error_message", row.value("skip_message", "error"))));
+      file.notes.push_back(
+          fmt::format("{}: skipped ({})", name,
+                      row.value("error_message", row.value("skip_message", "error"))));
       continue;
     }
     std::string run_type = "iteration";
@@ -151,8 +172,8 @@ Result<ResultFile> parse_google_benchmark(const json& root, const std::filesyste
       continue;
     }
     if (run_type != "iteration")
-      return field_error(origin, field + ".run_type", "expected \"iteration\" or \"aggregate\", got \"{}\"",
-                         run_type);
+      return field_error(origin, field + ".run_type",
+                         "expected \"iteration\" or \"aggregate\", got \"{}\"", run_type);
     // Big-O rows (BM_x_BigO, _RMS) are fits, not measurements.
     if (row.contains("big_o") || row.contains("rms")) continue;
     std::string unit = "ns";
@@ -163,14 +184,17 @@ Result<ResultFile> parse_google_benchmark(const json& root, const std::filesyste
     if (!scale) return field_error(origin, field + ".time_unit", "{}", scale.error().message);
     for (const char* metric : {"real_time", "cpu_time"}) {
       KILN_TRY(double value, number_at(row, metric, fmt::format("{}.{}", field, metric), origin));
-      iterations.at(run_name, metric, "ns", Direction::smaller_is_better).samples.push_back(value * *scale);
+      iterations.at(run_name, metric, "ns", Direction::smaller_is_better)
+          .samples.push_back(value * *scale);
     }
     for (const auto& [key, value] : row.items()) {
       if (is_google_row_key(key) || !value.is_number()) continue;
       double number = value.get<double>();
-      if (!std::isfinite(number)) return field_error(origin, field + "." + key, "not a finite number");
+      if (!std::isfinite(number))
+        return field_error(origin, field + "." + key, "not a finite number");
       std::string counter_unit = key.ends_with("per_second") ? "/s" : "";
-      iterations.at(run_name, key, counter_unit, Direction::bigger_is_better).samples.push_back(number);
+      iterations.at(run_name, key, counter_unit, Direction::bigger_is_better)
+          .samples.push_back(number);
     }
   }
   // Benchmarks that only reported aggregates get a value (the median, else the mean), never
@@ -213,7 +237,8 @@ Result<ResultFile> parse_pytest_benchmark(const json& root, const std::filesyste
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
     std::string field = fmt::format("benchmarks[{}]", i);
-    if (!row.is_object()) return field_error(origin, field, "expected an object, got {}", type_name(row));
+    if (!row.is_object())
+      return field_error(origin, field, "expected an object, got {}", type_name(row));
     std::string name;
     if (row.contains("fullname")) {
       KILN_TRY(name, string_at(row, "fullname", field + ".fullname", origin));
@@ -229,7 +254,8 @@ Result<ResultFile> parse_pytest_benchmark(const json& root, const std::filesyste
       for (std::size_t j = 0; j < data->size(); ++j) {
         const auto& sample = (*data)[j];
         if (!sample.is_number() || !std::isfinite(sample.get<double>()))
-          return field_error(origin, fmt::format("{}.stats.data[{}]", field, j), "expected a number");
+          return field_error(origin, fmt::format("{}.stats.data[{}]", field, j),
+                             "expected a number");
         m.samples.push_back(sample.get<double>() * 1e9);
       }
     } else {
@@ -258,7 +284,8 @@ Result<json> read_json_file(const std::filesystem::path& path) {
 std::string criterion_name(const std::filesystem::path& origin) {
   auto dir = origin.parent_path();
   if (auto meta = read_json_file(dir / "benchmark.json"); meta && meta->is_object()) {
-    if (auto it = meta->find("full_id"); it != meta->end() && it->is_string() && !it->get_ref<const std::string&>().empty())
+    if (auto it = meta->find("full_id");
+        it != meta->end() && it->is_string() && !it->get_ref<const std::string&>().empty())
       return it->get<std::string>();
   }
   std::vector<std::string> parts;
@@ -267,7 +294,8 @@ std::string criterion_name(const std::filesystem::path& origin) {
   auto criterion = std::find(parts.rbegin(), parts.rend(), "criterion");
   std::string name;
   if (criterion != parts.rend()) {
-    for (auto it = criterion.base(); it != parts.end(); ++it) name += (name.empty() ? "" : "/") + *it;
+    for (auto it = criterion.base(); it != parts.end(); ++it)
+      name += (name.empty() ? "" : "/") + *it;
   }
   if (name.empty() && !parts.empty()) name = parts.back();
   return name.empty() ? origin.stem().string() : name;
@@ -275,10 +303,13 @@ std::string criterion_name(const std::filesystem::path& origin) {
 
 Result<ResultFile> parse_criterion(const json& root, const std::filesystem::path& origin) {
   ResultFile file{.format = "criterion", .measurements = {}, .notes = {}};
-  Measurement m{.name = criterion_name(origin), .metric = "time", .unit = "ns",
+  Measurement m{.name = criterion_name(origin),
+                .metric = "time",
+                .unit = "ns",
                 .direction = Direction::smaller_is_better};
   const auto& median = root.at("median");
-  if (!median.is_object()) return field_error(origin, "median", "expected an object, got {}", type_name(median));
+  if (!median.is_object())
+    return field_error(origin, "median", "expected an object, got {}", type_name(median));
   KILN_TRY(m.value, number_at(median, "point_estimate", "median.point_estimate", origin));
   // Raw samples: sample.json beside the estimates has total times and iteration counts.
   auto sample_path = origin.parent_path() / "sample.json";
@@ -291,7 +322,8 @@ Result<ResultFile> parse_criterion(const json& root, const std::filesystem::path
     for (std::size_t i = 0; i < iters->size(); ++i) {
       const auto& n = (*iters)[i];
       const auto& t = (*times)[i];
-      if (!n.is_number() || !t.is_number() || n.get<double>() <= 0 || !std::isfinite(t.get<double>()))
+      if (!n.is_number() || !t.is_number() || n.get<double>() <= 0 ||
+          !std::isfinite(t.get<double>()))
         return field_error(sample_path, fmt::format("times[{}]", i), "expected positive numbers");
       m.samples.push_back(t.get<double>() / n.get<double>());
     }
@@ -311,11 +343,12 @@ Result<ResultFile> parse_custom(const json& rows, std::optional<Direction> tool_
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
     std::string field = fmt::format("{}[{}]", prefix, i);
-    if (!row.is_object()) return field_error(origin, field, "expected an object, got {}", type_name(row));
+    if (!row.is_object())
+      return field_error(origin, field, "expected an object, got {}", type_name(row));
     KILN_TRY(std::string name, string_at(row, "name", field + ".name", origin));
     KILN_TRY(std::string unit, string_at(row, "unit", field + ".unit", origin));
-    Direction direction = is_throughput_unit(unit) ? Direction::bigger_is_better
-                                                   : Direction::smaller_is_better;
+    Direction direction =
+        is_throughput_unit(unit) ? Direction::bigger_is_better : Direction::smaller_is_better;
     if (tool_direction) direction = *tool_direction;
     if (row.contains("direction")) {
       KILN_TRY(std::string text, string_at(row, "direction", field + ".direction", origin));
@@ -328,11 +361,13 @@ Result<ResultFile> parse_custom(const json& rows, std::optional<Direction> tool_
       KILN_TRY(metric, string_at(row, "metric", field + ".metric", origin));
     }
     if (!seen.insert({name, metric}).second)
-      return field_error(origin, field + ".name", "benchmark '{}' (metric '{}') appears twice", name, metric);
+      return field_error(origin, field + ".name", "benchmark '{}' (metric '{}') appears twice",
+                         name, metric);
     auto& m = collector.at(name, metric, unit, direction);
     KILN_TRY(m.value, number_at(row, "value", field + ".value", origin));
     if (auto samples = row.find("samples"); samples != row.end()) {
-      if (!samples->is_array()) return field_error(origin, field + ".samples", "expected an array of numbers");
+      if (!samples->is_array())
+        return field_error(origin, field + ".samples", "expected an array of numbers");
       for (std::size_t j = 0; j < samples->size(); ++j) {
         const auto& s = (*samples)[j];
         if (!s.is_number() || !std::isfinite(s.get<double>()))
@@ -342,7 +377,8 @@ Result<ResultFile> parse_custom(const json& rows, std::optional<Direction> tool_
     }
     if (row.contains("threshold")) {
       KILN_TRY(double t, number_at(row, "threshold", field + ".threshold", origin));
-      if (t <= 0 || t >= 1000) return field_error(origin, field + ".threshold", "expected a percentage in (0, 1000)");
+      if (t <= 0 || t >= 1000)
+        return field_error(origin, field + ".threshold", "expected a percentage in (0, 1000)");
       m.threshold_percent = t;
     }
   }
@@ -356,7 +392,8 @@ bool looks_like_go_test(std::string_view text) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     auto end = text.find('\n', pos);
-    auto line = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    auto line =
+        text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     if (line.starts_with("Benchmark")) return true;
     if (end == std::string_view::npos) break;
     pos = end + 1;
@@ -394,7 +431,8 @@ double median_of(std::vector<double> values) {
 Result<ResultFile> parse_results(std::string_view text, const std::filesystem::path& origin) {
   const std::string file = origin.string();
   std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return fail_at(SourceLocation{file, 0, 0}, "empty benchmark result file");
+  if (first == std::string_view::npos)
+    return fail_at(SourceLocation{file, 0, 0}, "empty benchmark result file");
   if (text[first] != '{' && text[first] != '[') {
     if (looks_like_go_test(text)) return parse_go_test(text, origin);
     return fail_at(SourceLocation{file, 0, 0},
@@ -412,7 +450,8 @@ Result<ResultFile> parse_results(std::string_view text, const std::filesystem::p
       auto colon = message.find(": ", at);
       message = colon != std::string::npos ? message.substr(colon + 2) : message.substr(at);
     }
-    return fail_at(location_of(text, e.byte > 0 ? e.byte - 1 : 0, file), "not valid JSON: {}", message);
+    return fail_at(location_of(text, e.byte > 0 ? e.byte - 1 : 0, file), "not valid JSON: {}",
+                   message);
   }
   if (root.is_array()) return parse_custom(root, std::nullopt, "", origin);
   auto benchmarks = root.find("benchmarks");
@@ -431,10 +470,13 @@ Result<ResultFile> parse_results(std::string_view text, const std::filesystem::p
     if (!benchmarks->empty() && (*benchmarks)[0].is_object()) {
       const auto& row = (*benchmarks)[0];
       if (row.contains("stats")) return parse_pytest_benchmark(root, origin);
-      if (row.contains("real_time") || row.contains("run_type")) return parse_google_benchmark(root, origin);
-      if (row.contains("unit") && row.contains("value")) return parse_custom(*benchmarks, std::nullopt, "benchmarks", origin);
+      if (row.contains("real_time") || row.contains("run_type"))
+        return parse_google_benchmark(root, origin);
+      if (row.contains("unit") && row.contains("value"))
+        return parse_custom(*benchmarks, std::nullopt, "benchmarks", origin);
     }
-    if (benchmarks->empty()) return ResultFile{.format = "google-benchmark", .measurements = {}, .notes = {}};
+    if (benchmarks->empty())
+      return ResultFile{.format = "google-benchmark", .measurements = {}, .notes = {}};
     return field_error(origin, "benchmarks[0]",
                        "neither a Google Benchmark row (real_time), a pytest-benchmark row (stats) "
                        "nor a custom row (name, unit, value)");
@@ -448,7 +490,8 @@ Result<ResultFile> parse_results(std::string_view text, const std::filesystem::p
 
 Result<ResultFile> parse_result_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::invalid_input, "cannot read benchmark result file {}", path.string());
+  if (!in)
+    return fail(ErrorCode::invalid_input, "cannot read benchmark result file {}", path.string());
   std::stringstream buffer;
   buffer << in.rdbuf();
   return parse_results(buffer.str(), path);

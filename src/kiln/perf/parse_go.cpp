@@ -27,7 +27,8 @@ std::vector<std::string_view> fields_of(std::string_view line) {
 std::optional<double> number_of(std::string_view text) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
+  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value))
+    return std::nullopt;
   return value;
 }
 
@@ -51,7 +52,8 @@ Result<ResultFile> parse_go_test(std::string_view text, const std::filesystem::p
   std::size_t pos = 0;
   while (pos <= text.size()) {
     auto end = text.find('\n', pos);
-    auto line = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    auto line =
+        text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     pos = end == std::string_view::npos ? text.size() + 1 : end + 1;
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -68,7 +70,8 @@ Result<ResultFile> parse_go_test(std::string_view text, const std::filesystem::p
       // "BenchmarkX --- FAIL" and similar: not a result line.
       continue;
     if ((fields.size() - 2) % 2 != 0 || fields.size() < 4)
-      return fail_at(where, "benchmark line: expected NAME ITERATIONS followed by VALUE UNIT pairs");
+      return fail_at(where,
+                     "benchmark line: expected NAME ITERATIONS followed by VALUE UNIT pairs");
     std::string name(strip_procs(fields[0]));
     if (!package.empty()) name = package + "." + name;
     for (std::size_t i = 2; i + 1 < fields.size(); i += 2) {
@@ -88,14 +91,16 @@ Result<ResultFile> parse_go_test(std::string_view text, const std::filesystem::p
       auto it = index.find(key);
       if (it == index.end()) {
         it = index.emplace(key, file.measurements.size()).first;
-        file.measurements.push_back({.name = name, .metric = metric, .unit = unit, .direction = direction});
+        file.measurements.push_back(
+            {.name = name, .metric = metric, .unit = unit, .direction = direction});
       }
       file.measurements[it->second].samples.push_back(*value);
     }
   }
   for (auto& m : file.measurements) m.value = summary_of(m.samples);
   if (file.measurements.empty())
-    return fail_at(SourceLocation{origin.string(), 0, 0}, "no benchmark results in `go test -bench` output");
+    return fail_at(SourceLocation{origin.string(), 0, 0},
+                   "no benchmark results in `go test -bench` output");
   return file;
 }
 

@@ -95,10 +95,12 @@ TEST(Parse, GoogleBenchmarkMalformedFieldIsNamed) {
   EXPECT_EQ(file.error().to_string(),
             "out/bench.json: error: benchmarks[1].real_time: expected a number, got a string");
   auto unit = parse_results(R"({"context": {}, "benchmarks": [
-      {"name": "BM_A", "real_time": 1, "cpu_time": 1, "time_unit": "fortnights"}]})", "b.json");
+      {"name": "BM_A", "real_time": 1, "cpu_time": 1, "time_unit": "fortnights"}]})",
+                            "b.json");
   ASSERT_FALSE(unit);
-  EXPECT_NE(unit.error().to_string().find("benchmarks[0].time_unit: unknown time unit 'fortnights'"),
-            std::string::npos);
+  EXPECT_NE(
+      unit.error().to_string().find("benchmarks[0].time_unit: unknown time unit 'fortnights'"),
+      std::string::npos);
 }
 
 TEST(Parse, PytestBenchmarkUsesRawDataWhenPresent) {
@@ -121,7 +123,8 @@ TEST(Parse, PytestBenchmarkUsesRawDataWhenPresent) {
   ASSERT_NE(write, nullptr);
   EXPECT_TRUE(write->samples.empty());
   EXPECT_NEAR(write->value, 2.5e7, 1e-3);
-  auto bad = parse_results(R"({"machine_info": {}, "benchmarks": [{"name": "t", "stats": {"mean": 1}}]})", "p.json");
+  auto bad = parse_results(
+      R"({"machine_info": {}, "benchmarks": [{"name": "t", "stats": {"mean": 1}}]})", "p.json");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().to_string(), "p.json: error: benchmarks[0].stats.median: missing");
 }
@@ -158,7 +161,8 @@ ok  	example.com/kernels	4.2s
 TEST(Parse, GoTestBadValueNamesLineAndColumn) {
   auto file = parse_results("BenchmarkX-8  100  12x ns/op\n", "go.txt");
   ASSERT_FALSE(file);
-  EXPECT_EQ(file.error().to_string(), "go.txt:1:20: error: benchmark value: expected a number, got '12x'");
+  EXPECT_EQ(file.error().to_string(),
+            "go.txt:1:20: error: benchmark value: expected a number, got '12x'");
 }
 
 class ParseFilesTest : public ::testing::Test {
@@ -185,7 +189,8 @@ TEST_F(ParseFilesTest, CriterionEstimatesWithSamplesAndName) {
       "slope": null, "std_dev": {"point_estimate": 20}})");
   write(dir / "benchmark.json", R"({"group_id": "gemm", "function_id": null, "value_str": "512",
       "full_id": "gemm/512", "title": "gemm/512"})");
-  write(dir / "sample.json", R"({"sampling_mode": "Linear", "iters": [10, 20, 30], "times": [10000, 21000, 33000]})");
+  write(dir / "sample.json",
+        R"({"sampling_mode": "Linear", "iters": [10, 20, 30], "times": [10000, 21000, 33000]})");
   auto file = parse_result_file(dir / "estimates.json");
   ASSERT_TRUE(file) << file.error().to_string();
   EXPECT_EQ(file->format, "criterion");
@@ -229,8 +234,9 @@ TEST(Parse, CustomArrayWithSamplesDirectionAndThreshold) {
 }
 
 TEST(Parse, CustomToolObjectSetsTheDirection) {
-  auto file = parse_results(R"({"tool": "customBiggerIsBetter", "benchmarks": [{"name": "x", "unit": "ms", "value": 3}]})",
-                            "c.json");
+  auto file = parse_results(
+      R"({"tool": "customBiggerIsBetter", "benchmarks": [{"name": "x", "unit": "ms", "value": 3}]})",
+      "c.json");
   ASSERT_TRUE(file) << file.error().to_string();
   EXPECT_EQ(file->measurements[0].direction, Direction::bigger_is_better);
 }
@@ -241,8 +247,10 @@ TEST(Parse, CustomErrorsNameTheField) {
   };
   const Case cases[] = {
       {R"([{"name": "x", "value": 1}])", "c.json: error: [0].unit: missing"},
-      {R"([{"name": "x", "unit": "ms", "value": null}])", "c.json: error: [0].value: expected a number, got null"},
-      {R"([{"name": "x", "unit": "ms", "value": 1, "samples": [1, "2"]}])", "c.json: error: [0].samples[1]: expected a number"},
+      {R"([{"name": "x", "unit": "ms", "value": null}])",
+       "c.json: error: [0].value: expected a number, got null"},
+      {R"([{"name": "x", "unit": "ms", "value": 1, "samples": [1, "2"]}])",
+       "c.json: error: [0].samples[1]: expected a number"},
       {R"([{"name": "x", "unit": "ms", "value": 1, "direction": "up"}])",
        "c.json: error: [0].direction: unknown direction 'up' (smaller_is_better, bigger_is_better, "
        "customSmallerIsBetter, customBiggerIsBetter)"},
@@ -265,7 +273,8 @@ TEST(Parse, InvalidJsonAndUnknownContentAreLocated) {
   EXPECT_EQ(broken.error().where.line, 3);
   auto prose = parse_results("hello\nworld\n", "notes.txt");
   ASSERT_FALSE(prose);
-  EXPECT_NE(prose.error().to_string().find("notes.txt: error: not a benchmark result"), std::string::npos);
+  EXPECT_NE(prose.error().to_string().find("notes.txt: error: not a benchmark result"),
+            std::string::npos);
   EXPECT_FALSE(parse_results("", "empty.json"));
   auto unknown = parse_results(R"({"hello": 1})", "u.json");
   ASSERT_FALSE(unknown);

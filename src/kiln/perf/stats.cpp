@@ -50,8 +50,8 @@ double beta_fraction(double a, double b, double x) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                     b * std::log1p(-x);
+  double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   double front = std::exp(log_front);
   // Use the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges faster.
   if (x < (a + 1.0) / (a + b + 2.0)) return front * beta_fraction(a, b, x) / a;
@@ -71,7 +71,8 @@ std::vector<double> u_counts(int m, int n) {
     for (int j = 1; j <= n; ++j) {
       std::vector<double> counts(static_cast<std::size_t>(i * j) + 1, 0.0);
       const auto& with_a_largest = previous[static_cast<std::size_t>(j)];  // (i-1, j), shifted by j
-      for (std::size_t u = 0; u < with_a_largest.size(); ++u) counts[u + static_cast<std::size_t>(j)] += with_a_largest[u];
+      for (std::size_t u = 0; u < with_a_largest.size(); ++u)
+        counts[u + static_cast<std::size_t>(j)] += with_a_largest[u];
       const auto& with_b_largest = current[static_cast<std::size_t>(j - 1)];  // (i, j-1)
       for (std::size_t u = 0; u < with_b_largest.size(); ++u) counts[u] += with_b_largest[u];
       current[static_cast<std::size_t>(j)] = std::move(counts);
@@ -129,7 +130,8 @@ double summary_of(const std::vector<double>& samples) {
 
 double standard_deviation(std::span<const double> values) {
   if (values.size() < 2) return 0;
-  double mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  double mean =
+      std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
   double sum = 0;
   for (double v : values) sum += (v - mean) * (v - mean);
   return std::sqrt(sum / static_cast<double>(values.size() - 1));
@@ -182,7 +184,8 @@ RankTest mann_whitney_u(std::span<const double> a, std::span<const double> b) {
     double total = std::accumulate(counts.begin(), counts.end(), 0.0);
     double lower_u = std::min(test.u, md * nd - test.u);
     double tail = 0;
-    for (std::size_t u = 0; u < counts.size() && static_cast<double>(u) <= lower_u + 1e-9; ++u) tail += counts[u];
+    for (std::size_t u = 0; u < counts.size() && static_cast<double>(u) <= lower_u + 1e-9; ++u)
+      tail += counts[u];
     test.p_value = std::min(1.0, 2.0 * tail / total);
     test.exact = true;
     return test;
@@ -226,7 +229,8 @@ PredictionInterval prediction_interval(std::span<const double> history, double c
   interval.n = static_cast<int>(kept.size());
   interval.outliers = static_cast<int>(history.size() - kept.size());
   if (history.size() >= k_min_for_outliers) interval.fence = k_far_outlier * robust_sigma(history);
-  interval.center = std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
+  interval.center =
+      std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
   interval.sigma = standard_deviation(kept);
   if (kept.size() < 2) {
     interval.lower = interval.upper = interval.center;

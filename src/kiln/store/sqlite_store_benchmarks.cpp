@@ -5,7 +5,7 @@
 #include "kiln/store/sqlite_rows.h"
 #include "kiln/store/sqlite_store_impl.h"
 
-#define KILN_SQL_BENCHMARK_COLUMNS                                                        \
+#define KILN_SQL_BENCHMARK_COLUMNS                                                          \
   "id, repository, benchmark, metric, unit, direction, branch, testbed, commit_sha, time, " \
   "run_id, job_id, source, format, value, samples, extra"
 
@@ -43,15 +43,20 @@ Result<BenchmarkResult> read_benchmark(const sqlite::Statement& row) {
 
 Status check(const BenchmarkResult& result) {
   if (result.repository.empty() || result.benchmark.empty() || result.metric.empty())
-    return fail(ErrorCode::invalid_input, "a benchmark result needs a repository, a benchmark and a metric");
+    return fail(ErrorCode::invalid_input,
+                "a benchmark result needs a repository, a benchmark and a metric");
   if (result.direction != "smaller_is_better" && result.direction != "bigger_is_better")
-    return fail(ErrorCode::invalid_input, "benchmark '{}': direction must be smaller_is_better or "
-                "bigger_is_better, not '{}'", result.benchmark, result.direction);
+    return fail(ErrorCode::invalid_input,
+                "benchmark '{}': direction must be smaller_is_better or "
+                "bigger_is_better, not '{}'",
+                result.benchmark, result.direction);
   if (!std::isfinite(result.value))
-    return fail(ErrorCode::invalid_input, "benchmark '{}': value is not a finite number", result.benchmark);
+    return fail(ErrorCode::invalid_input, "benchmark '{}': value is not a finite number",
+                result.benchmark);
   for (double sample : result.samples)
     if (!std::isfinite(sample))
-      return fail(ErrorCode::invalid_input, "benchmark '{}': a sample is not a finite number", result.benchmark);
+      return fail(ErrorCode::invalid_input, "benchmark '{}': a sample is not a finite number",
+                  result.benchmark);
   return {};
 }
 
@@ -101,7 +106,8 @@ Result<std::vector<std::int64_t>> SqliteStore::add_benchmark_results(
   return ids;
 }
 
-Result<std::vector<BenchmarkResult>> SqliteStore::list_benchmark_results(const BenchmarkQuery& query) {
+Result<std::vector<BenchmarkResult>> SqliteStore::list_benchmark_results(
+    const BenchmarkQuery& query) {
   // The newest `limit` rows, turned back to oldest first.
   static constexpr std::string_view k_sql =
       "SELECT * FROM (SELECT " KILN_SQL_BENCHMARK_COLUMNS
