@@ -3,6 +3,7 @@
 // (docs/perf-gate.md).
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <fmt/core.h>
@@ -159,28 +160,59 @@ int ingest(const BenchArgs& args) {
 
 // --- compare --------------------------------------------------------------------------------
 
-// A result file, or "run:N" / N: every result the store has for run N.
+// A result file; "run:N" (or a bare N that is not a file): the results stored for run N;
+// "commit:SHA": the results stored for that commit (a prefix will do) in this repository.
+// Several results of one benchmark and metric (re-runs): the newest counts. Results of
+// several testbeds need --testbed: they are never mixed.
 Result<std::vector<perf::Measurement>> load_side(const BenchArgs& args, const std::string& what) {
+  bool is_commit = what.starts_with("commit:");
   std::string id_text = what.starts_with("run:") ? what.substr(4) : what;
   bool is_run =
       what.starts_with("run:") || (!std::filesystem::exists(what) && !id_text.empty() &&
                                    id_text.find_first_not_of("0123456789") == std::string::npos);
-  if (!is_run) {
+  if (!is_run && !is_commit) {
     KILN_TRY(auto parsed, perf::parse_result_file(what));
     print_notes(what, parsed);
     return parsed.measurements;
   }
-  char* end = nullptr;
-  long long run = std::strtoll(id_text.c_str(), &end, 10);
-  if (id_text.empty() || *end != '\0' || run <= 0)
-    return fail(ErrorCode::invalid_input, "'{}' is neither a result file nor a run (run:N)", what);
-  KILN_TRY(auto store, store_of(args));
   store::BenchmarkQuery query;
-  query.run_id = run;
+  query.testbed = args.testbed;
+  if (is_commit) {
+    query.commit = what.substr(7);
+    query.repository = place_of(args).repository;
+    if (query.commit.size() < 4 ||
+        query.commit.find_first_not_of("0123456789abcdef") != std::string::npos)
+      return fail(ErrorCode::invalid_input,
+                  "'{}': expected commit:SHA with at least 4 lowercase hex digits", what);
+  } else {
+    char* end = nullptr;
+    long long run = std::strtoll(id_text.c_str(), &end, 10);
+    if (id_text.empty() || *end != '\0' || run <= 0)
+      return fail(ErrorCode::invalid_input, "'{}' is neither a result file, run:N nor commit:SHA",
+                  what);
+    query.run_id = run;
+  }
+  KILN_TRY(auto store, store_of(args));
   KILN_TRY(auto records, store->list_benchmark_results(query));
-  if (records.empty()) return fail(ErrorCode::not_found, "run {} has no benchmark results", run);
+  if (records.empty()) return fail(ErrorCode::not_found, "{} has no benchmark results", what);
+  std::set<std::string> testbeds;
+  for (const auto& record : records) testbeds.insert(record.testbed);
+  if (testbeds.size() > 1)
+    return fail(ErrorCode::invalid_input,
+                "{} has results from {} testbeds ('{}', ...): choose one with --testbed", what,
+                testbeds.size(), *testbeds.begin());
+  // Oldest first: a later result of the same benchmark and metric replaces an earlier one.
   std::vector<perf::Measurement> measurements;
-  for (const auto& record : records) measurements.push_back(perf::from_record(record));
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  for (const auto& record : records) {
+    auto key = std::make_pair(record.benchmark, record.metric);
+    if (auto it = index.find(key); it != index.end()) {
+      measurements[it->second] = perf::from_record(record);
+    } else {
+      index.emplace(key, measurements.size());
+      measurements.push_back(perf::from_record(record));
+    }
+  }
   return measurements;
 }
 
@@ -366,9 +398,15 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   ingest_cmd->add_option("--repository", args->repository, "repository name (default: from git)");
   ingest_cmd->callback([args, &exit_code] { exit_code = ingest(*args); });
 
-  auto* compare_cmd = bench->add_subcommand("compare", "compare two result files or runs (run:N)");
-  compare_cmd->add_option("BASE", args->base, "baseline: a result file or run:N")->required();
-  compare_cmd->add_option("CURRENT", args->current, "current: a result file or run:N")->required();
+  auto* compare_cmd =
+      bench->add_subcommand("compare", "compare two result sets: files, run:N or commit:SHA");
+  compare_cmd->add_option("BASE", args->base, "baseline: a result file, run:N or commit:SHA")
+      ->required();
+  compare_cmd->add_option("CURRENT", args->current, "current: a result file, run:N or commit:SHA")
+      ->required();
+  compare_cmd->add_option("--testbed", args->testbed,
+                          "for run:N and commit:SHA: only this testbed");
+  compare_cmd->add_option("--repository", args->repository, "repository name (default: from git)");
   add_common(compare_cmd, *args);
   add_decision(compare_cmd, *args);
   compare_cmd->callback([args, &exit_code] { exit_code = compare_command(*args); });

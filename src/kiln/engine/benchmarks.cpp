@@ -110,6 +110,7 @@ BenchmarkCollector::Verdict BenchmarkCollector::gate(
     verdict.lines.emplace_back("warning", "perf gate: " + report.error().to_string());
     return verdict;
   }
+  verdict.report = perf::to_json(*report);
   verdict.lines.emplace_back("kiln", fmt::format("Perf gate: against {} on testbed '{}'",
                                                  context_.default_branch, context_.testbed));
   std::istringstream table(perf::format_table(*report));

@@ -47,9 +47,10 @@ class BenchmarkCollector {
   LogLines collect(const std::filesystem::path& list, const std::filesystem::path& workspace);
 
   struct Verdict {
-    LogLines lines;       // the table, line by line, and a summary
-    bool failed = false;  // a gated benchmark regressed
-    std::string reason;   // for the job's result when failed
+    LogLines lines;                 // the table, line by line, and a summary
+    bool failed = false;            // a gated benchmark regressed
+    std::string reason;             // for the job's result when failed
+    nlohmann::ordered_json report;  // perf::to_json of the gate, null when nothing was judged
   };
   // Judges every result this job stored. `env` is the job's env (workflow and job level):
   // KILN_PERF_THRESHOLD sets the default threshold in percent, KILN_PERF_GATE=off reports

@@ -214,6 +214,7 @@ class JobRun {
   }
   void gate_benchmarks() {
     auto verdict = benchmarks_->gate(job_env_);
+    summary_.perf = verdict.report;
     for (const auto& [kind, text] : verdict.lines) log_kiln(kind, text);
     if (verdict.failed) {
       failed_ = true;

@@ -215,6 +215,7 @@ struct BenchmarkQuery {
   std::string testbed{};
   std::optional<std::int64_t> run_id{};          // only this run's results
   std::optional<std::int64_t> exclude_run_id{};  // every result but this run's
+  std::string commit{};  // commits starting with this (hex digits only; empty: any)
   int limit = 0;  // the newest N (0: all); results come oldest first either way
 };
 

@@ -114,7 +114,11 @@ Result<std::vector<BenchmarkResult>> SqliteStore::list_benchmark_results(
       " FROM benchmark_results WHERE (?1 = '' OR repository = ?1) AND (?2 = '' OR benchmark = ?2) "
       "AND (?3 = '' OR metric = ?3) AND (?4 = '' OR branch = ?4) AND (?5 = '' OR testbed = ?5) "
       "AND (?6 IS NULL OR run_id = ?6) AND (?7 IS NULL OR run_id IS NULL OR run_id != ?7) "
+      "AND (?9 = '' OR substr(commit_sha, 1, length(?9)) = ?9) "
       "ORDER BY time DESC, id DESC LIMIT ?8) ORDER BY time, id";
+  if (query.commit.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return fail(ErrorCode::invalid_input, "commit '{}': expected lowercase hex digits",
+                query.commit);
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   sqlite::StatementUse use(*statement);
@@ -125,7 +129,8 @@ Result<std::vector<BenchmarkResult>> SqliteStore::list_benchmark_results(
       .bind(5, query.testbed)
       .bind(6, query.run_id)
       .bind(7, query.exclude_run_id)
-      .bind(8, rows::sql_limit(query.limit));
+      .bind(8, rows::sql_limit(query.limit))
+      .bind(9, query.commit);
   return rows::read_all<BenchmarkResult>(*use, read_benchmark);
 }
 

@@ -140,6 +140,25 @@ TEST_F(BenchmarkStoreTest, RunFiltersSelectAndExcludeARun) {
   EXPECT_EQ(others->front().value, 1);
 }
 
+TEST_F(BenchmarkStoreTest, CommitPrefixSelectsACommit) {
+  std::vector<BenchmarkResult> rows = {result("BM_A", 1, 1000), result("BM_A", 2, 2000)};
+  rows[0].commit_sha = "0123abcd";
+  rows[1].commit_sha = "0199ffff";
+  ASSERT_TRUE(store_->add_benchmark_results(rows));
+  BenchmarkQuery query;
+  query.commit = "0123";
+  auto found = store_->list_benchmark_results(query);
+  ASSERT_TRUE(found);
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ(found->front().value, 1);
+  query.commit = "01";
+  EXPECT_EQ(store_->list_benchmark_results(query)->size(), 2u);
+  query.commit = "01%";
+  auto bad = store_->list_benchmark_results(query);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::invalid_input);
+}
+
 TEST_F(BenchmarkStoreTest, BadRowsAreRejectedAndNothingIsWritten) {
   std::vector<BenchmarkResult> rows = {result("BM_A", 1, 1000), result("BM_B", 2, 2000)};
   rows[1].direction = "sideways";
