@@ -1,5 +1,7 @@
 #include "kiln/perf/gate.h"
 
+#include "kiln/perf/change_points.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -98,6 +100,17 @@ Result<GateReport> gate_against_history(store::Store& store, const HistoryScope&
     row.baseline_samples = baseline.samples.size();
     row.history = past.size();
     row.comparison = compare(baseline, m.samples, m.value, m.direction, decision);
+    std::vector<double> series = baseline.history;
+    series.push_back(row.comparison.current);
+    auto points = find_change_points(series);
+    if (!points.empty()) {
+      const auto& last = points.back();
+      row.last_change =
+          GateRow::LastChange{.commit = last.index < past.size() ? past[last.index].commit_sha : "",
+                              .change = last.change,
+                              .p_value = last.p_value,
+                              .runs_ago = series.size() - 1 - last.index};
+    }
     report.rows.push_back(std::move(row));
   }
   return report;
@@ -159,6 +172,16 @@ std::string format_table(const GateReport& report) {
       report.rows.size(), report.count(Verdict::regression), report.count(Verdict::improvement),
       report.count(Verdict::unchanged), report.count(Verdict::too_noisy),
       report.count(Verdict::no_baseline));
+  for (const auto& row : report.rows) {
+    if (!row.last_change) continue;
+    const auto& last = *row.last_change;
+    out += fmt::format("{}: the level changed {:+.1f}% {} (change point, p={:.3f})\n",
+                       row.benchmark, last.change * 100,
+                       last.runs_ago == 0 ? std::string("with this result")
+                                          : fmt::format("at commit {} ({} result(s) ago)",
+                                                        last.commit.substr(0, 10), last.runs_ago),
+                       last.p_value);
+  }
   return out;
 }
 
@@ -187,7 +210,14 @@ nlohmann::ordered_json to_json(const GateReport& report) {
          {"baseline_samples", row.baseline_samples},
          {"current_samples", row.current_samples},
          {"history", row.history},
-         {"verdict", to_string(c.verdict)}});
+         {"verdict", to_string(c.verdict)},
+         {"last_change",
+          row.last_change
+              ? nlohmann::ordered_json{{"commit", row.last_change->commit},
+                                       {"change_percent", row.last_change->change * 100},
+                                       {"p_value", row.last_change->p_value},
+                                       {"runs_ago", row.last_change->runs_ago}}
+              : nlohmann::ordered_json(nullptr)}});
   }
   return {{"passed", !report.failed()},
           {"regressions", report.count(Verdict::regression)},

@@ -35,6 +35,16 @@ struct GateRow {
   std::size_t current_samples = 0;
   std::size_t history = 0;  // how many past results the baseline had
   Comparison comparison;
+  // The latest change point of the history followed by the current value (change_points.h),
+  // when there is one: where the level last stepped, which a slow drift or a step merged
+  // earlier leaves behind. Reported, never a failure by itself.
+  struct LastChange {
+    std::string commit;  // "" when the step is at the current result itself
+    double change = 0;   // relative, signed
+    double p_value = 1;
+    std::size_t runs_ago = 0;  // 0: the current result starts the new level
+  };
+  std::optional<LastChange> last_change;
 };
 
 struct GateReport {

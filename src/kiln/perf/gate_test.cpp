@@ -86,6 +86,27 @@ TEST_F(GateTest, RegressionAgainstTheSameTestbedOnly) {
   EXPECT_FALSE(fresh->failed());
 }
 
+TEST_F(GateTest, LastChangePointOfTheHistoryIsReported) {
+  // Ten results at 100, then ten at 103 (a step below the threshold, merged earlier).
+  for (int i = 0; i < 10; ++i)
+    add(measurement("attn", level(100 + 0.05 * (i % 3))), "main", "h200", 1000 + i);
+  for (int i = 0; i < 10; ++i)
+    add(measurement("attn", level(103 + 0.05 * (i % 3))), "main", "h200", 2000 + i);
+  HistoryScope scope{
+      .repository = "acme/k", .branch = "main", .testbed = "h200", .exclude_run_id = {}};
+  auto report = gate_against_history(*store_, scope, {measurement("attn", level(103.05))}, {});
+  ASSERT_TRUE(report);
+  const auto& row = report->rows[0];
+  EXPECT_EQ(row.comparison.verdict, Verdict::unchanged);
+  ASSERT_TRUE(row.last_change);
+  EXPECT_EQ(row.last_change->runs_ago, 10u);
+  EXPECT_NEAR(row.last_change->change, 0.03, 0.005);
+  EXPECT_NE(
+      format_table(*report).find("attn: the level changed +3.0% at commit c (10 result(s) ago)"),
+      std::string::npos);
+  EXPECT_EQ(to_json(*report)["rows"][0]["last_change"]["runs_ago"], 10);
+}
+
 TEST_F(GateTest, ThresholdOverridesPerBenchmark) {
   for (int i = 0; i < 6; ++i) add(measurement("attn", level(100)), "main", "h200", 1000 + i);
   HistoryScope scope{
