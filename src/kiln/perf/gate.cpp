@@ -175,12 +175,9 @@ std::string format_table(const GateReport& report) {
   for (const auto& row : report.rows) {
     if (!row.last_change) continue;
     const auto& last = *row.last_change;
-    out += fmt::format("{}: the level changed {:+.1f}% {} (change point, p={:.3f})\n",
-                       row.benchmark, last.change * 100,
-                       last.runs_ago == 0 ? std::string("with this result")
-                                          : fmt::format("at commit {} ({} result(s) ago)",
-                                                        last.commit.substr(0, 10), last.runs_ago),
-                       last.p_value);
+    out += fmt::format(
+        "{}: the level changed {:+.1f}% at commit {} ({} result(s) ago; change point, p={:.3f})\n",
+        row.benchmark, last.change * 100, last.commit.substr(0, 10), last.runs_ago, last.p_value);
   }
   return out;
 }

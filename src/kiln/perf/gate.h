@@ -39,10 +39,10 @@ struct GateRow {
   // when there is one: where the level last stepped, which a slow drift or a step merged
   // earlier leaves behind. Reported, never a failure by itself.
   struct LastChange {
-    std::string commit;  // "" when the step is at the current result itself
+    std::string commit;  // of the first result at the new level
     double change = 0;   // relative, signed
     double p_value = 1;
-    std::size_t runs_ago = 0;  // 0: the current result starts the new level
+    std::size_t runs_ago = 0;  // results between it and the current one (at least 3)
   };
   std::optional<LastChange> last_change;
 };

@@ -101,9 +101,9 @@ TEST_F(GateTest, LastChangePointOfTheHistoryIsReported) {
   ASSERT_TRUE(row.last_change);
   EXPECT_EQ(row.last_change->runs_ago, 10u);
   EXPECT_NEAR(row.last_change->change, 0.03, 0.005);
-  EXPECT_NE(
-      format_table(*report).find("attn: the level changed +3.0% at commit c (10 result(s) ago)"),
-      std::string::npos);
+  EXPECT_NE(format_table(*report).find(
+                "attn: the level changed +3.0% at commit c (10 result(s) ago; change point"),
+            std::string::npos);
   EXPECT_EQ(to_json(*report)["rows"][0]["last_change"]["runs_ago"], 10);
 }
 
