@@ -102,6 +102,28 @@ expect_json 'd["rows"][0]["verdict"]' regression "compare: regression"
 kiln bench compare "$ITEST_DIR/base.json" "$ITEST_DIR/cur.json" --threshold-for k=25
 expect_rc 0 "a per-benchmark threshold of 25% lets 20% pass"
 
+# ---- a GPU job: the testbed names the granted GPU, and a new testbed has no baseline ------------
+write_workflow "$repo" bench.yml <<'EOF_YML'
+on: push
+jobs:
+  bench:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          python3 bench.py results.json
+          echo results.json >> "$KILN_BENCHMARKS"
+EOF_YML
+echo fourth >"$repo/seed.txt"
+commit_all "$repo" "on a GPU"
+kiln run -C "$repo" --json --simulate-gpus "$KILN_SOURCE_DIR/tests/data/gpu/one-h200.json"
+expect_rc 0 "the same 120 ms on a GPU testbed is not compared with the CPU one"
+expect_json 'd["runs"][0]["jobs"][0]["perf"]["rows"][0]["verdict"]' no-baseline "a new testbed has no baseline"
+kiln bench history attention -C "$repo" --json
+expect_json '[s["testbed"] for s in d["series"] if "H200" in s["testbed"]]' \
+  '["gpus=NVIDIA H200 x1; driver=simulated; labels=gpu,self-hosted"]' \
+  "the testbed names the granted GPU's model and driver"
+
 # ---- malformed result files ---------------------------------------------------------------------
 echo '[{"name": "k", "unit": "ms", "value": "fast"}]' >"$ITEST_DIR/bad.json"
 kiln bench ingest -C "$repo" "$ITEST_DIR/bad.json"
@@ -113,7 +135,7 @@ import sys
 open(sys.argv[1], "w").write('{"context": {}, "benchmarks": [{"name": "BM_x", "real_time": [], "cpu_time": 1}]}')
 EOF_PY
 commit_all "$repo" "broken results"
-kiln run -C "$repo" --json
+kiln run -C "$repo" --json --simulate-gpus "$KILN_SOURCE_DIR/tests/data/gpu/one-h200.json"
 expect_rc 1 "a job whose result file is malformed fails"
 log="$(job_log "$(json_eval - 'd["runs"][0]["id"]')")"
 expect_contains "$log" "results.json: error: benchmarks[0].real_time: expected a number, got an array" \
