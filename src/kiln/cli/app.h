@@ -17,5 +17,6 @@ void add_runs_command(CLI::App& app, int& exit_code);
 void add_logs_command(CLI::App& app, int& exit_code);
 void add_hipcheck_command(CLI::App& app, int& exit_code);
 void add_gpus_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
 
 }  // namespace kiln::cli

@@ -65,7 +65,8 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
                       {"matrix", job.matrix},
                       {"labels", job.labels},
                       {"outputs", outputs},
-                      {"steps", steps}});
+                      {"steps", steps},
+                      {"perf", job.perf}});
     }
     out["runs"].push_back({{"id", run.run_id},
                            {"workflow", run.workflow_path.string()},

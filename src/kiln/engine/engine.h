@@ -86,6 +86,8 @@ struct JobSummary {
   std::map<std::string, std::string> outputs;
   std::vector<StepSummary> steps;
   int order = 0;  // order in which the job finished (1-based), 0 when it never ran
+  // The perf gate's report for the results the job published (perf::to_json), null if none.
+  nlohmann::ordered_json perf;
 };
 
 struct WorkflowRunSummary {

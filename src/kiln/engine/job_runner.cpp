@@ -12,6 +12,7 @@
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/action_runner.h"
 #include "kiln/engine/container_job.h"
+#include "kiln/engine/benchmarks.h"
 #include "kiln/engine/contexts.h"
 #include "kiln/engine/hash_files.h"
 #include "kiln/exec/actions.h"
@@ -93,6 +94,7 @@ class JobRun : public ActionHost {
     } else {
       run_steps();
       run_post_actions();
+      gate_benchmarks();
     }
     clean_up();
     finish();
@@ -118,6 +120,7 @@ class JobRun : public ActionHost {
     std::ofstream(event_path) << setup_.event->payload.dump(2);
     benchmarks_file_ = job_dir_ / "benchmarks.txt";
     std::ofstream{benchmarks_file_};
+    benchmarks_.emplace(*setup_.store, benchmark_context());
 
     JobPlace place;
     place.run_id = setup_.run_id;
@@ -221,6 +224,31 @@ class JobRun : public ActionHost {
                                       job_timeout_minutes_));
       }
       run_step(step);
+      collect_benchmarks();
+    }
+  }
+
+  // The perf gate (benchmarks.h): results are stored after every step, judged at the end.
+  BenchmarkContext benchmark_context() const {
+    const auto& event = *setup_.event;
+    std::string branch = event.is_branch() ? event.ref_name() : !event.head_ref.empty() ? event.head_ref : event.ref;
+    return {.repository = setup_.repo->name, .branch = branch, .default_branch = setup_.repo->default_branch,
+            .commit = event.sha, .testbed = make_testbed(setup_.labels, setup_.gpus),
+            .run_id = setup_.run_id, .job_id = setup_.job_row};
+  }
+  void collect_benchmarks() {
+    for (const auto& [kind, text] : benchmarks_->collect(benchmarks_file_, workspace_)) {
+      log_kiln(kind, text);
+      if (kind == "error") failed_ = true;
+    }
+  }
+  void gate_benchmarks() {
+    auto verdict = benchmarks_->gate(job_env_);
+    summary_.perf = verdict.report;
+    for (const auto& [kind, text] : verdict.lines) log_kiln(kind, text);
+    if (verdict.failed) {
+      failed_ = true;
+      summary_.reason = verdict.reason;
     }
   }
 
@@ -742,6 +770,7 @@ class JobRun : public ActionHost {
   bool store_warned_ = false;
   std::optional<int> current_step_;
   std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_;
+  std::optional<BenchmarkCollector> benchmarks_;
   std::string token_;
   expr::Context context_;
   core::Environment base_env_;

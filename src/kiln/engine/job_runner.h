@@ -47,7 +47,8 @@ struct JobSetup {
   // For a job holding GPUs: their after-job check, run once the job's processes are killed;
   // returns the lines for the job's log (GpuSupervisor::after_job).
   std::function<std::vector<JobLogLine>()> after_job;
-  // The granted GPUs themselves: a job container gets their device nodes (container_job.h).
+  // The granted GPUs themselves: a job container gets their device nodes (container_job.h),
+  // the perf gate names its testbed by their model and driver.
   std::vector<gpu::GpuInfo> gpus;
   std::filesystem::path kiln_dir;             // <repository>/.kiln
   const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C

@@ -46,7 +46,10 @@ std::string repository_name(const std::filesystem::path& root, const std::string
     std::string repo = url.substr(cut + 1);
     if (!owner.empty() && !repo.empty()) return owner + "/" + repo;
   }
-  return "local/" + root.filename().string();
+  // The directory's own name, however the root was spelled ("." or "repo/").
+  auto absolute = std::filesystem::absolute(root).lexically_normal();
+  if (!absolute.has_filename()) absolute = absolute.parent_path();
+  return "local/" + absolute.filename().string();
 }
 
 // remote.origin.url from .git/config, without a git process; "" when absent or when .git is

@@ -125,7 +125,34 @@ CREATE TABLE gpu_quarantine (
 );
 )sql";
 
-constexpr std::array<std::string_view, 2> k_migrations = {k_v1_core, k_v2_gpus};
+// Version 3: benchmark results, the perf gate's history. A series is (repository, benchmark,
+// metric, branch, testbed); samples is a JSON array of the repetitions ('[]' for none).
+constexpr std::string_view k_v3_benchmarks = R"sql(
+CREATE TABLE benchmark_results (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  repository TEXT NOT NULL,
+  benchmark TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  direction TEXT NOT NULL CHECK (direction IN ('smaller_is_better', 'bigger_is_better')),
+  branch TEXT NOT NULL,
+  testbed TEXT NOT NULL,
+  commit_sha TEXT NOT NULL,
+  time INTEGER NOT NULL,
+  run_id INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+  job_id INTEGER REFERENCES jobs (id) ON DELETE SET NULL,
+  source TEXT NOT NULL DEFAULT '',
+  format TEXT NOT NULL DEFAULT '',
+  value REAL NOT NULL,
+  samples TEXT NOT NULL DEFAULT '[]',
+  extra TEXT NOT NULL DEFAULT 'null'
+);
+CREATE INDEX benchmark_results_by_series
+  ON benchmark_results (repository, benchmark, metric, branch, testbed, time, id);
+CREATE INDEX benchmark_results_by_run ON benchmark_results (run_id) WHERE run_id IS NOT NULL;
+)sql";
+
+constexpr std::array<std::string_view, 3> k_migrations = {k_v1_core, k_v2_gpus, k_v3_benchmarks};
 
 }  // namespace
 

@@ -2,7 +2,7 @@
 // Versioned schema of the SQLite store. The schema is an ordered list of SQL scripts; script i
 // brings a database from version i to i + 1, and `PRAGMA user_version` records the version a
 // database is at. Scripts are never edited once released: a change is a new script at the end
-// (GPU leases, GPU samples, test results, benchmark results will each be one).
+// (GPU leases, GPU samples, test results will each be one; benchmark results are version 2).
 
 #include <span>
 #include <string_view>

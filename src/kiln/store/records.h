@@ -183,6 +183,42 @@ struct RunQuery {
   std::int64_t before_id = 0;  // paging: only runs with id < before_id (0: from the newest)
 };
 
+// One metric of one benchmark from one result file: a point of the series of
+// (repository, benchmark, metric, branch, testbed). Results of different testbeds are never
+// compared, so the testbed names what changes the numbers: GPU model and driver, runner labels.
+struct BenchmarkResult {
+  std::int64_t id = 0;
+  std::string repository{};  // as Run::repository
+  std::string benchmark{};   // "BM_Copy/1024"
+  std::string metric{};      // "real_time", "time", "value"...
+  std::string unit{};        // "ns", "items/s"
+  std::string direction{};   // "smaller_is_better" or "bigger_is_better"
+  std::string branch{};      // "main" (a branch name, not a ref)
+  std::string testbed{};     // e.g. "gpu=NVIDIA H200 x1; driver=550.54; labels=gpu,self-hosted"
+  std::string commit_sha{};
+  TimeMs time = 0;  // when measured (ingested); 0 means now
+  std::optional<std::int64_t> run_id{};  // the run and job that published it, if any
+  std::optional<std::int64_t> job_id{};
+  std::string source{};          // the file it came from
+  std::string format{};          // "google-benchmark", "custom"...
+  double value = 0;              // the summary (median of the samples when there are some)
+  std::vector<double> samples{};  // repetitions, possibly none
+  nlohmann::json extra{};         // e.g. {"threshold": 10}
+};
+
+// Filters of list_benchmark_results; empty strings and empty optionals match everything.
+struct BenchmarkQuery {
+  std::string repository{};
+  std::string benchmark{};
+  std::string metric{};
+  std::string branch{};
+  std::string testbed{};
+  std::optional<std::int64_t> run_id{};          // only this run's results
+  std::optional<std::int64_t> exclude_run_id{};  // every result but this run's
+  std::string commit{};  // commits starting with this (hex digits only; empty: any)
+  int limit = 0;  // the newest N (0: all); results come oldest first either way
+};
+
 // A run with its jobs and each job's steps, for `kiln report` and the API.
 struct JobDetail {
   Job job{};

@@ -129,6 +129,12 @@ Statement& Statement::bind(int index, std::optional<int> value) {
   return value ? bind(index, static_cast<std::int64_t>(*value)) : bind_null(index);
 }
 
+Statement& Statement::bind(int index, double value) {
+  int rc = sqlite3_bind_double(statement_.get(), index, value);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
 Statement& Statement::bind_null(int index) {
   int rc = sqlite3_bind_null(statement_.get(), index);
   if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
@@ -183,6 +189,8 @@ std::string Statement::text(int column) const {
   auto size = static_cast<std::size_t>(sqlite3_column_bytes(statement_.get(), column));
   return std::string(reinterpret_cast<const char*>(data), size);
 }
+
+double Statement::real(int column) const { return sqlite3_column_double(statement_.get(), column); }
 
 std::string_view Statement::sql() const {
   const char* text = sqlite3_sql(statement_.get());

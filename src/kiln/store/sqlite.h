@@ -68,6 +68,7 @@ class Statement {
   Statement& bind(int index, std::string_view text);
   Statement& bind(int index, std::optional<std::int64_t> value);
   Statement& bind(int index, std::optional<int> value);
+  Statement& bind(int index, double value);
   Statement& bind_null(int index);
   // 0 is stored as NULL: the records' "not happened yet".
   Statement& bind_time(int index, std::int64_t ms);
@@ -84,6 +85,7 @@ class Statement {
   std::int64_t int64(int column) const;
   std::optional<std::int64_t> optional_int64(int column) const;
   std::string text(int column) const;
+  double real(int column) const;
   // NULL reads as 0.
   std::int64_t time(int column) const { return int64(column); }
 

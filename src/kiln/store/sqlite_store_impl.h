@@ -1,7 +1,7 @@
 #pragma once
 // Internal to the SQLite store: the SqliteStore class, whose members are defined in
-// sqlite_store.cpp (runs, jobs, steps, opening) and sqlite_store_logs.cpp (logs, artifacts,
-// crash recovery).
+// sqlite_store.cpp (runs, jobs, steps, opening), sqlite_store_logs.cpp (logs, artifacts,
+// crash recovery) and sqlite_store_benchmarks.cpp (benchmark results).
 
 #include <mutex>
 #include <string>
@@ -43,6 +43,10 @@ class SqliteStore final : public Store {
   Result<Artifact> find_artifact(std::int64_t run_id, std::string_view name) override;
   Status delete_artifact(std::int64_t artifact_id) override;
   Result<std::vector<Artifact>> list_expired_artifacts(TimeMs now) override;
+
+  Result<std::vector<std::int64_t>> add_benchmark_results(
+      std::span<const BenchmarkResult> results) override;
+  Result<std::vector<BenchmarkResult>> list_benchmark_results(const BenchmarkQuery& query) override;
 
   Result<std::vector<std::int64_t>> mark_interrupted(TimeMs now) override;
 

@@ -75,6 +75,15 @@ class Store {
   // Artifacts whose expires_at is set and <= now, oldest first, for retention clean-up.
   virtual Result<std::vector<Artifact>> list_expired_artifacts(TimeMs now) = 0;
 
+  // Benchmark results (the perf gate's history). add_benchmark_results stores all or none
+  // (one transaction) and returns the ids; time 0 means now. A run_id/job_id that does not
+  // exist is not_found.
+  virtual Result<std::vector<std::int64_t>> add_benchmark_results(
+      std::span<const BenchmarkResult> results) = 0;
+  // Results matching the query, oldest first (by time, then id).
+  virtual Result<std::vector<BenchmarkResult>> list_benchmark_results(
+      const BenchmarkQuery& query) = 0;
+
   // Every run of this host still queued or running whose owner process is gone (the pid is
   // dead or now belongs to a process with another start time) becomes `interrupted`, with its
   // queued/waiting/running jobs and steps, finished at `now`. Returns the ids of those runs.

@@ -1,0 +1,266 @@
+// Evaluation of the perf gate's decision rule on generated benchmark series (docs/perf-gate.md).
+//
+// For every noise model, noise level (CV), number of repetitions and step size, `trials`
+// times: a history of 20 runs at level 100, then one current run at 100·(1 + step). Each
+// rule judges the current run against the history; a step of 0 measures false alarms, the
+// others the detection rate. Rules:
+//   kiln     perf::compare (rank test on repetitions + prediction interval from the history,
+//            threshold 5%, alpha 0.01): the engine's decision;
+//   naive    "previous value, 5% threshold": the current mean against the previous run's mean;
+//   rank     the rank test alone at p < 0.05 (what compare.py-style tools report), slower side.
+// Then the change-point detector on series of 40 runs with a step at run 20.
+//
+// Noise models (cv is the overall coefficient of variation of one sample):
+//   gaussian    sample = level · (1 + N(0, cv))
+//   outliers    gaussian, and 5% of the samples are 1.5–3× slower (a preempted run)
+//   bimodal     two clock states: 30% of the samples 3·cv higher, each mode N(0, cv/2)
+//   run-offset  every run has its own offset N(0, cv) (clocks, temperature, placement);
+//               repetitions within a run vary only N(0, cv/4)
+//
+// Fixed seed: the output is the same on every machine with the same libstdc++.
+// Usage: perf_gate_eval [--trials N] [--seed S]
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/perf/change_points.h"
+#include "kiln/perf/compare.h"
+
+namespace {
+
+using kiln::perf::Direction;
+using kiln::perf::Verdict;
+
+enum class Noise { gaussian, outliers, bimodal, run_offset };
+constexpr Noise k_noises[] = {Noise::gaussian, Noise::outliers, Noise::bimodal, Noise::run_offset};
+const char* name(Noise noise) {
+  switch (noise) {
+    case Noise::gaussian:
+      return "gaussian";
+    case Noise::outliers:
+      return "outliers";
+    case Noise::bimodal:
+      return "bimodal";
+    case Noise::run_offset:
+      return "run-offset";
+  }
+  return "";
+}
+
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed) : random_(seed) {}
+
+  // One run's repetitions at `level`.
+  std::vector<double> run(double level, Noise noise, double cv, int reps) {
+    std::vector<double> samples;
+    double run_level = level;
+    if (noise == Noise::run_offset) run_level *= 1 + normal_(random_) * cv;
+    for (int i = 0; i < reps; ++i) {
+      double z = normal_(random_);
+      double x = 0;
+      switch (noise) {
+        case Noise::gaussian:
+          x = level * (1 + z * cv);
+          break;
+        case Noise::outliers:
+          x = level * (1 + z * cv);
+          if (uniform_(random_) < 0.05) x *= 1.5 + 1.5 * uniform_(random_);
+          break;
+        case Noise::bimodal:
+          x = level * (1 + z * cv / 2 + (uniform_(random_) < 0.3 ? 3 * cv : 0));
+          break;
+        case Noise::run_offset:
+          x = run_level * (1 + z * cv / 4);
+          break;
+      }
+      samples.push_back(x);
+    }
+    return samples;
+  }
+
+ private:
+  std::mt19937_64 random_;
+  std::normal_distribution<double> normal_{0, 1};
+  std::uniform_real_distribution<double> uniform_{0, 1};
+};
+
+double mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+struct Rates {
+  int trials = 0;
+  int kiln = 0, kiln_noisy = 0, naive = 0, rank = 0;
+};
+
+Rates judge(Generator& gen, Noise noise, double cv, int reps, double step, int trials) {
+  constexpr int k_history = 20;
+  Rates rates;
+  kiln::perf::DecisionOptions options;  // the defaults: 5%, alpha 0.01
+  for (int t = 0; t < trials; ++t) {
+    kiln::perf::Baseline baseline;
+    std::vector<double> previous;
+    for (int i = 0; i < k_history; ++i) {
+      previous = gen.run(100, noise, cv, reps);
+      baseline.history.push_back(kiln::perf::summary_of(previous));
+    }
+    baseline.samples = previous;
+    if (std::getenv("EVAL_NO_HISTORY")) baseline.history.clear();
+    auto current = gen.run(100 * (1 + step), noise, cv, reps);
+    auto c = kiln::perf::compare(baseline, current, 0, Direction::smaller_is_better, options);
+    ++rates.trials;
+    rates.kiln += c.verdict == Verdict::regression;
+    rates.kiln_noisy += c.verdict == Verdict::too_noisy;
+    rates.naive += (mean(current) - mean(previous)) / mean(previous) > 0.05;
+    if (reps >= 2) {
+      auto test = kiln::perf::mann_whitney_u(previous, current);
+      rates.rank +=
+          test.p_value < 0.05 && kiln::perf::median(current) > kiln::perf::median(previous);
+    }
+  }
+  return rates;
+}
+
+std::string percent(int count, int total) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * count / total);
+  return buffer;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int trials = 1000;
+  std::uint64_t seed = 20261130;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string_view flag = argv[i];
+    if (flag == "--trials")
+      trials = std::atoi(argv[i + 1]);
+    else if (flag == "--seed")
+      seed = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  Generator gen(seed);
+  const double cvs[] = {0.01, 0.02, 0.05, 0.10};
+  const int reps_list[] = {1, 5, 10, 30};
+  const double steps[] = {0.02, 0.05, 0.10, 0.20};
+
+  std::printf("## Decision: one run against a history of 20 (%d trials per cell, seed %llu)\n\n",
+              trials, static_cast<unsigned long long>(seed));
+  std::printf(
+      "False alarm = flagged as a regression with no change; detection = flagged after a step of\n"
+      "that size. kiln: rank test + prediction interval, threshold 5%%, alpha 0.01 (too-noisy\n"
+      "is counted separately, it is never a pass); naive: previous value, 5%% threshold;\n"
+      "rank: rank test alone, p < 0.05.\n\n");
+  std::printf(
+      "| noise | CV | reps | false alarm kiln | naive | rank | too-noisy kiln (no change) |");
+  for (double step : steps) std::printf(" detect %g%% kiln | naive |", step * 100);
+  std::printf("\n|---|---|---|---|---|---|---|");
+  for (std::size_t i = 0; i < std::size(steps); ++i) std::printf("---|---|");
+  std::printf("\n");
+  // Totals for the targets, per noise model.
+  struct Totals {
+    int fa = 0, fa_naive = 0, fa_total = 0;
+    int det5 = 0, det5_naive = 0, det5_total = 0;
+  };
+  std::vector<Totals> totals(std::size(k_noises));
+  for (std::size_t n = 0; n < std::size(k_noises); ++n) {
+    Noise noise = k_noises[n];
+    for (double cv : cvs) {
+      for (int reps : reps_list) {
+        auto none = judge(gen, noise, cv, reps, 0, trials);
+        totals[n].fa += none.kiln;
+        totals[n].fa_naive += none.naive;
+        totals[n].fa_total += none.trials;
+        std::printf("| %s | %g%% | %d | %s | %s | %s | %s |", name(noise), cv * 100, reps,
+                    percent(none.kiln, none.trials).c_str(),
+                    percent(none.naive, none.trials).c_str(),
+                    reps >= 2 ? percent(none.rank, none.trials).c_str() : "-",
+                    percent(none.kiln_noisy, none.trials).c_str());
+        for (double step : steps) {
+          auto r = judge(gen, noise, cv, reps, step, trials);
+          std::printf(" %s | %s |", percent(r.kiln, r.trials).c_str(),
+                      percent(r.naive, r.trials).c_str());
+          if (step == 0.05 && cv <= 0.02 && reps >= 10) {
+            totals[n].det5 += r.kiln;
+            totals[n].det5_naive += r.naive;
+            totals[n].det5_total += r.trials;
+          }
+        }
+        std::printf("\n");
+      }
+    }
+  }
+  std::printf(
+      "\n| noise | false alarms, every no-change cell: kiln | naive | detection of 5%% steps, CV "
+      "<= 2%%, "
+      ">= 10 repetitions: kiln | naive |\n|---|---|---|---|---|\n");
+  Totals all;
+  for (std::size_t n = 0; n < std::size(k_noises); ++n) {
+    const auto& t = totals[n];
+    std::printf("| %s | %s | %s | %s | %s |\n", name(k_noises[n]),
+                percent(t.fa, t.fa_total).c_str(), percent(t.fa_naive, t.fa_total).c_str(),
+                percent(t.det5, t.det5_total).c_str(), percent(t.det5_naive, t.det5_total).c_str());
+    all.fa += t.fa;
+    all.fa_naive += t.fa_naive;
+    all.fa_total += t.fa_total;
+    all.det5 += t.det5;
+    all.det5_naive += t.det5_naive;
+    all.det5_total += t.det5_total;
+  }
+  std::printf("| all | %s | %s | %s | %s |\n\n", percent(all.fa, all.fa_total).c_str(),
+              percent(all.fa_naive, all.fa_total).c_str(),
+              percent(all.det5, all.det5_total).c_str(),
+              percent(all.det5_naive, all.det5_total).c_str());
+
+  // Change points: 40 runs of 10 repetitions (their summaries), a step at run 20.
+  const int cp_trials = std::max(1, trials / 5);
+  std::printf(
+      "## Change points: 40 runs (summaries of 10 repetitions), step at run 20 (%d trials per "
+      "cell)\n\n",
+      cp_trials);
+  std::printf(
+      "Found = a change point within 2 runs of the step; false = any change point in a series\n"
+      "without a step (or one more than 2 runs away from the step).\n\n");
+  std::printf("| noise | CV | series with a false change point (no step) |");
+  for (double step : steps) std::printf(" found %g%% |", step * 100);
+  std::printf("\n|---|---|---|");
+  for (std::size_t i = 0; i < std::size(steps); ++i) std::printf("---|");
+  std::printf("\n");
+  for (Noise noise : k_noises) {
+    for (double cv : cvs) {
+      auto series = [&](double step) {
+        std::vector<double> values;
+        for (int i = 0; i < 40; ++i)
+          values.push_back(
+              kiln::perf::summary_of(gen.run(i < 20 ? 100 : 100 * (1 + step), noise, cv, 10)));
+        return values;
+      };
+      int false_series = 0;
+      for (int t = 0; t < cp_trials; ++t)
+        false_series += !kiln::perf::find_change_points(series(0)).empty();
+      std::printf("| %s | %g%% | %s |", name(noise), cv * 100,
+                  percent(false_series, cp_trials).c_str());
+      for (double step : steps) {
+        int found = 0;
+        for (int t = 0; t < cp_trials; ++t) {
+          for (const auto& point : kiln::perf::find_change_points(series(step))) {
+            if (point.index >= 18 && point.index <= 22) {
+              ++found;
+              break;
+            }
+          }
+        }
+        std::printf(" %s |", percent(found, cp_trials).c_str());
+      }
+      std::printf("\n");
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,80 @@
+#pragma once
+// The decision for one metric of one benchmark: is the current result a regression, an
+// improvement, unchanged, or too noisy to tell? (docs/perf-gate.md explains the rule.)
+//
+// A change is flagged only when it is BOTH
+//   - statistically significant at `alpha`, by
+//       * the Mann-Whitney U test on repetitions, when the current result and the baseline run
+//         both have at least `min_samples` of them; or else
+//       * a prediction interval from the history (the summary values of the last runs on the
+//         baseline branch and testbed), when it has at least `min_history` points; and
+//   - not smaller than the threshold (default 5%) in relative terms: the relative change plus
+//     the half-width of its confidence interval (`detectable`) reaches the threshold. A change
+//     measured precisely below the threshold passes; a true step of exactly the threshold is
+//     caught (nearly) every time, not one time in two as a bare "estimate > 5%" rule would.
+// With repetitions and a history both, the change must pass both tests, the interval at alpha
+// and the rank test at confirm_alpha: repetitions of one run do not see run-to-run noise.
+// The rank test leaves out far outliers (stats.h: without_far_outliers) and its change is the
+// Hodges-Lehmann shift relative to the baseline's median.
+// When the test is not significant and the noise is large enough that a change of the
+// threshold's size could have gone unseen (or the measured change is that large), the verdict
+// is too_noisy, never unchanged: a noisy benchmark is reported, not silently passed.
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/perf/measurement.h"
+#include "kiln/perf/stats.h"
+
+namespace kiln::perf {
+
+enum class Verdict { regression, improvement, unchanged, too_noisy, no_baseline };
+std::string_view to_string(Verdict verdict);  // "regression", "too-noisy", "no-baseline", ...
+
+struct DecisionOptions {
+  double threshold = 0.05;  // relative: 0.05 is 5%
+  double alpha = 0.01;      // significance level of either test
+  // With a history, the prediction interval (at alpha) decides and the rank test only has to
+  // confirm at this level: the interval bounds the false alarms, the rank test checks that the
+  // repetitions, not one lucky summary, moved.
+  double confirm_alpha = 0.05;
+  std::size_t min_samples =
+      5;  // per side, for the rank test (with 5 and 5 the exact p can reach 0.008)
+  std::size_t min_history = 5;  // points, for the prediction interval
+};
+
+// What the current result is compared with.
+struct Baseline {
+  // Repetitions of the one baseline run the rank test uses (the latest on the baseline branch
+  // that has samples, or an explicit base file/run). May be empty.
+  std::vector<double> samples;
+  // The summary values of recent baseline runs, oldest first, for the prediction interval.
+  std::vector<double> history;
+  // The single value shown as "baseline" when neither of the above is usable (one run with no
+  // repetitions): the comparison can only say no_baseline then.
+  std::optional<double> value;
+};
+
+struct Comparison {
+  Verdict verdict = Verdict::no_baseline;
+  std::string method;   // "mann-whitney", "prediction-interval" or "" (no baseline)
+  double baseline = 0;  // the baseline's summary (median of its samples or of the history)
+  double current = 0;   // the current summary
+  // Relative change, signed; 0 when the baseline is 0. (current - baseline) / |baseline|, except
+  // for the rank test: the Hodges-Lehmann shift / |baseline|.
+  double change = 0;
+  std::optional<double> p_value;
+  std::optional<PredictionInterval> interval;  // for the prediction-interval method
+  // The smallest relative change this comparison could have detected (0 when unknown): when it
+  // exceeds the threshold and nothing was significant, the verdict is too_noisy.
+  double detectable = 0;
+};
+
+// `current_samples` may be empty, then `current_value` is the current summary.
+Comparison compare(const Baseline& baseline, std::span<const double> current_samples,
+                   double current_value, Direction direction, const DecisionOptions& options);
+
+}  // namespace kiln::perf

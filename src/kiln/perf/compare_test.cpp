@@ -1,0 +1,162 @@
+// The decision rule on constructed cases: each verdict, each method, the direction, the
+// threshold.
+
+#include "kiln/perf/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace kiln::perf {
+namespace {
+
+// n values spread evenly over ±spread·center (a deterministic "noise").
+std::vector<double> around(double center, double spread, int n, double phase = 0) {
+  std::vector<double> values;
+  for (int i = 0; i < n; ++i) {
+    double u =
+        n == 1 ? 0 : (static_cast<double>((i * 7 + static_cast<int>(phase)) % n) / (n - 1)) * 2 - 1;
+    values.push_back(center * (1 + spread * u));
+  }
+  return values;
+}
+
+TEST(Compare, RankTestFlagsATwentyPercentSlowdown) {
+  Baseline base{.samples = around(100, 0.01, 10), .history = {}, .value = {}};
+  auto current = around(120, 0.01, 10);
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.method, "mann-whitney");
+  EXPECT_EQ(c.verdict, Verdict::regression);
+  EXPECT_NEAR(c.change, 0.2, 1e-9);
+  ASSERT_TRUE(c.p_value);
+  EXPECT_LT(*c.p_value, 0.001);
+}
+
+TEST(Compare, DirectionDecidesRegressionOrImprovement) {
+  Baseline base{.samples = around(100, 0.01, 10), .history = {}, .value = {}};
+  auto faster = around(80, 0.01, 10);
+  EXPECT_EQ(compare(base, faster, 0, Direction::smaller_is_better, {}).verdict,
+            Verdict::improvement);
+  // For a throughput, lower is worse.
+  EXPECT_EQ(compare(base, faster, 0, Direction::bigger_is_better, {}).verdict, Verdict::regression);
+}
+
+TEST(Compare, SignificantButBelowThresholdIsUnchanged) {
+  Baseline base{.samples = around(100, 0.001, 10), .history = {}, .value = {}};
+  auto current = around(102, 0.001, 10);  // clearly different, only 2%
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_LT(*c.p_value, 0.01);
+  EXPECT_EQ(c.verdict, Verdict::unchanged);
+  // With a 1% threshold it is a regression.
+  DecisionOptions strict;
+  strict.threshold = 0.01;
+  EXPECT_EQ(compare(base, current, 0, Direction::smaller_is_better, strict).verdict,
+            Verdict::regression);
+}
+
+TEST(Compare, ChangeBelowThresholdButWithinItsUncertaintyIsFlagged) {
+  // 4.5% slower with ±2% noise: significant, and a 5% slowdown cannot be ruled out.
+  Baseline base{.samples = around(100, 0.02, 10), .history = {}, .value = {}};
+  auto c = compare(base, around(104.5, 0.02, 10), 0, Direction::smaller_is_better, {});
+  EXPECT_LT(*c.p_value, 0.001);
+  EXPECT_GT(c.change + c.detectable, 0.05);
+  EXPECT_EQ(c.verdict, Verdict::regression);
+  // The same 4.5% measured precisely (±0.1%) is known to be under 5%: unchanged.
+  Baseline tight{.samples = around(100, 0.001, 10), .history = {}, .value = {}};
+  EXPECT_EQ(compare(tight, around(104.5, 0.001, 10), 0, Direction::smaller_is_better, {}).verdict,
+            Verdict::unchanged);
+}
+
+TEST(Compare, NoisyBenchmarkIsReportedNotPassed) {
+  // ±30% noise, 6% apart: nothing significant, and a 5% change could not have been seen.
+  Baseline base{.samples = around(100, 0.3, 6), .history = {}, .value = {}};
+  auto current = around(106, 0.3, 6, 3);
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_GE(*c.p_value, 0.01);
+  EXPECT_GT(c.detectable, 0.05);
+  EXPECT_EQ(c.verdict, Verdict::too_noisy);
+}
+
+TEST(Compare, QuietUnchangedBenchmarkIsUnchanged) {
+  Baseline base{.samples = around(100, 0.005, 10), .history = {}, .value = {}};
+  auto current = around(100.1, 0.005, 10, 3);
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_LT(c.detectable, 0.05);
+  EXPECT_EQ(c.verdict, Verdict::unchanged);
+}
+
+TEST(Compare, PredictionIntervalWithoutRepetitions) {
+  Baseline base{
+      .samples = {}, .history = {100, 101, 99, 100.5, 99.5, 100, 100.3, 99.7}, .value = {}};
+  auto c = compare(base, {}, 112, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.method, "prediction-interval");
+  ASSERT_TRUE(c.interval);
+  EXPECT_EQ(c.verdict, Verdict::regression);
+  EXPECT_EQ(compare(base, {}, 100.8, Direction::smaller_is_better, {}).verdict, Verdict::unchanged);
+  // A history as wide as ±20%: a 4% change cannot be judged.
+  Baseline wide{.samples = {}, .history = {100, 120, 80, 110, 90, 105, 95, 115}, .value = {}};
+  EXPECT_EQ(compare(wide, {}, 104, Direction::smaller_is_better, {}).verdict, Verdict::too_noisy);
+}
+
+TEST(Compare, RepetitionsWithinRunNoisyHistoryIsNotARegression) {
+  // Each run is tight, but runs wander by ±8%: a 6% shift of one run is run-to-run noise.
+  Baseline base{.samples = around(100, 0.002, 10),
+                .history = {100, 108, 93, 104, 96, 107, 92, 100},
+                .value = {}};
+  auto current = around(106, 0.002, 10);
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_LT(*c.p_value, 0.01);  // the rank test alone would flag it
+  EXPECT_NE(c.verdict, Verdict::regression);
+  EXPECT_EQ(c.verdict, Verdict::too_noisy);
+}
+
+TEST(Compare, PreemptedRepetitionsDoNotHideASlowdown) {
+  // Three of ten baseline repetitions were preempted (2.5-3x): the rank test without them
+  // still sees the 20% slowdown.
+  auto base_samples = around(100, 0.01, 10);
+  base_samples[2] *= 3;
+  base_samples[5] *= 2.5;
+  base_samples[8] *= 2.8;
+  Baseline base{.samples = base_samples, .history = {}, .value = {}};
+  auto current = around(120, 0.01, 10, 3);
+  current[4] *= 2;
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.verdict, Verdict::regression);
+  EXPECT_NEAR(c.change, 0.20, 0.01);
+}
+
+TEST(Compare, LargeChangeThatIsNotSignificantIsTooNoisy) {
+  // Five each, no history: the exact test needs complete separation for p < 0.01.
+  Baseline base{.samples = {100, 120, 90, 110, 95}, .history = {}, .value = {}};
+  auto c = compare(base, std::vector<double>{112, 125, 100, 118, 108}, 0,
+                   Direction::smaller_is_better, {});
+  EXPECT_GE(*c.p_value, 0.01);
+  EXPECT_GE(c.change, 0.05);
+  EXPECT_EQ(c.verdict, Verdict::too_noisy);
+}
+
+TEST(Compare, SingleValueAsFarOutAsTheHistorysOutliersIsTooNoisy) {
+  std::vector<double> history = {100,   101,  99,    100.5, 99.5, 100,
+                                 100.2, 99.8, 100.1, 99.9,  260,  100.3};
+  Baseline base{.samples = {}, .history = history, .value = {}};
+  EXPECT_EQ(compare(base, {}, 250, Direction::smaller_is_better, {}).verdict, Verdict::too_noisy);
+  // Out of the interval but inside the outlier fence (±1.85 here): judged as usual.
+  DecisionOptions one_percent;
+  one_percent.threshold = 0.01;
+  auto c = compare(base, {}, 101.9, Direction::smaller_is_better, one_percent);
+  ASSERT_TRUE(c.interval);
+  EXPECT_GT(101.9, c.interval->upper);
+  EXPECT_EQ(c.verdict, Verdict::regression);
+}
+
+TEST(Compare, TooLittleToCompareIsNoBaseline) {
+  auto c = compare(Baseline{}, {}, 5, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.verdict, Verdict::no_baseline);
+  Baseline one{.samples = {}, .history = {100}, .value = 100};
+  c = compare(one, {}, 150, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.verdict, Verdict::no_baseline);
+  EXPECT_NEAR(c.change, 0.5, 1e-12);
+}
+
+}  // namespace
+}  // namespace kiln::perf

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The perf gate through the real binary: a job publishes benchmark results through
+# $KILN_BENCHMARKS; kiln stores them per commit and fails the job whose results regressed
+# against the default branch's history on the same testbed. A benchmark that is only noisy
+# passes (reported as too noisy); a malformed result file is an error naming file and field.
+# Also kiln bench ingest / compare / history / gate on the same store.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+itest_begin perf_gate
+
+repo="$ITEST_DIR/repo"
+make_repo "$repo"
+# The "benchmark": 10 repetitions around LEVEL (1% noise) and a noisy one around 50 (10%
+# noise), from a fixed seed per commit, in the custom format.
+cat >"$repo/bench.py" <<'EOF_PY'
+import json, random, sys
+level = float(open("level.txt").read())
+random.seed(open("seed.txt").read())
+rows = [
+    {"name": "attention", "unit": "ms", "value": level,
+     "samples": [level * (1 + random.gauss(0, 0.01)) for _ in range(10)]},
+    {"name": "noisy-copy", "unit": "ms", "value": 50,
+     "samples": [50 * (1 + random.gauss(0, 0.10)) for _ in range(10)]},
+]
+json.dump(rows, open(sys.argv[1], "w"))
+EOF_PY
+write_workflow "$repo" bench.yml <<'EOF_YML'
+on: push
+jobs:
+  bench:
+    runs-on: [self-hosted, linux]
+    steps:
+      - uses: actions/checkout@v4
+      - name: Benchmark
+        run: |
+          python3 bench.py results.json
+          echo results.json >> "$KILN_BENCHMARKS"
+EOF_YML
+run_commit() {  # LEVEL SEED MESSAGE
+  echo "$1" >"$repo/level.txt"
+  echo "$2" >"$repo/seed.txt"
+  commit_all "$repo" "$3"
+  kiln run -C "$repo" --json
+}
+job_log() { "$KILN" logs -C "$repo" "$1" bench 2>&1; }
+
+# ---- two commits at the same level: no baseline, then unchanged --------------------------------
+run_commit 100 first "baseline"
+expect_rc 0 "the first run has nothing to compare with and passes"
+log="$(job_log "$(json_eval - 'd["runs"][0]["id"]')")"
+expect_contains "$log" "Benchmark results: 2 metric(s) from results.json (custom)" "the job's results were ingested"
+expect_contains "$log" "no-baseline" "the first results have no baseline"
+
+run_commit 100 second "same speed"
+expect_rc 0 "an unchanged benchmark passes"
+log="$(job_log "$(json_eval - 'd["runs"][0]["id"]')")"
+expect_match "$log" "attention .* unchanged" "attention is unchanged"
+expect_match "$log" "noisy-copy .* (too-noisy|unchanged)" "the noisy benchmark is reported, not failed"
+expect_contains "$log" "0 regression(s)" "no regression"
+
+# ---- 20% slower with repetitions: the job fails with the table in its log ----------------------
+run_commit 120 third "20% slower"
+expect_rc 1 "a 20% regression fails the run"
+slow_run="$(json_eval - 'd["runs"][0]["id"]')"
+expect_json 'd["runs"][0]["jobs"][0]["conclusion"]' failure "the benchmark job failed"
+expect_json '"performance regression: attention +" in d["runs"][0]["jobs"][0]["reason"]' true "the reason names the benchmark"
+expect_json 'd["runs"][0]["jobs"][0]["perf"]["rows"][0]["verdict"]' regression "kiln run --json has the gate's table"
+expect_json 'd["runs"][0]["jobs"][0]["perf"]["passed"]' false "and says the gate failed"
+log="$(job_log "$slow_run")"
+expect_contains "$log" "BENCHMARK" "the table is in the log"
+expect_match "$log" "attention .*\+2[0-9]\.[0-9]%.*p[<=]0\.0.*regression" "the row: change, p-value, verdict"
+expect_match "$log" "noisy-copy .* (too-noisy|unchanged)" "the noisy benchmark still passes"
+
+# ---- kiln bench on the same store ------------------------------------------------------------------
+kiln bench history attention -C "$repo" --json
+expect_rc 0 "kiln bench history succeeds"
+expect_json 'len(d["series"][0]["points"])' 3 "three points in the series"
+expect_json 'd["series"][0]["testbed"]' "gpus=none; labels=linux,self-hosted" "the testbed is the job's labels"
+expect_json '[round(p["value"]) for p in d["series"][0]["points"]]' "[100, 100, 120]" "the values per commit"
+
+first="$(git -C "$repo" log --format=%H --grep=baseline -1)"
+slow="$(git -C "$repo" log --format=%H -1)"
+kiln bench compare -C "$repo" "commit:${first:0:10}" "commit:${slow:0:10}" --json
+expect_rc 1 "kiln bench compare of two commits exits 1 on the regression"
+expect_json '[r["verdict"] for r in d["rows"] if r["benchmark"] == "attention"]' '["regression"]' \
+  "compare commit:A commit:B finds the regression"
+kiln bench compare -C "$repo" "run:$slow_run" "commit:${slow:0:10}"
+expect_rc 0 "a run compared with its own commit has no regression"
+
+kiln bench gate -C "$repo" --run "$slow_run"
+expect_rc 1 "kiln bench gate on the slow run fails"
+expect_match "$OUT" "attention .*regression" "and shows the regression"
+
+python3 - "$ITEST_DIR" <<'EOF_PY'
+import json, sys
+d = sys.argv[1]
+json.dump([{"name": "k", "unit": "ms", "value": 10, "samples": [10, 10.1, 9.9, 10.05, 9.95]}], open(d + "/base.json", "w"))
+json.dump([{"name": "k", "unit": "ms", "value": 12, "samples": [12, 12.1, 11.9, 12.05, 11.95]}], open(d + "/cur.json", "w"))
+EOF_PY
+kiln bench compare "$ITEST_DIR/base.json" "$ITEST_DIR/cur.json" --json
+expect_rc 1 "kiln bench compare exits 1 on a regression"
+expect_json 'd["rows"][0]["verdict"]' regression "compare: regression"
+kiln bench compare "$ITEST_DIR/base.json" "$ITEST_DIR/cur.json" --threshold-for k=25
+expect_rc 0 "a per-benchmark threshold of 25% lets 20% pass"
+
+# ---- a GPU job: the testbed names the granted GPU, and a new testbed has no baseline ------------
+write_workflow "$repo" bench.yml <<'EOF_YML'
+on: push
+jobs:
+  bench:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          python3 bench.py results.json
+          echo results.json >> "$KILN_BENCHMARKS"
+EOF_YML
+echo fourth >"$repo/seed.txt"
+commit_all "$repo" "on a GPU"
+kiln run -C "$repo" --json --simulate-gpus "$KILN_SOURCE_DIR/tests/data/gpu/one-h200.json"
+expect_rc 0 "the same 120 ms on a GPU testbed is not compared with the CPU one"
+expect_json 'd["runs"][0]["jobs"][0]["perf"]["rows"][0]["verdict"]' no-baseline "a new testbed has no baseline"
+kiln bench history attention -C "$repo" --json
+expect_json '[s["testbed"] for s in d["series"] if "H200" in s["testbed"]]' \
+  '["gpus=NVIDIA H200 x1; driver=simulated; labels=gpu,self-hosted"]' \
+  "the testbed names the granted GPU's model and driver"
+
+# ---- malformed result files ---------------------------------------------------------------------
+echo '[{"name": "k", "unit": "ms", "value": "fast"}]' >"$ITEST_DIR/bad.json"
+kiln bench ingest -C "$repo" "$ITEST_DIR/bad.json"
+expect_rc 2 "ingesting a malformed file is bad input"
+expect_contains "$ERR" "bad.json: error: [0].value: expected a number, got a string" "the error names file and field"
+
+cat >"$repo/bench.py" <<'EOF_PY'
+import sys
+open(sys.argv[1], "w").write('{"context": {}, "benchmarks": [{"name": "BM_x", "real_time": [], "cpu_time": 1}]}')
+EOF_PY
+commit_all "$repo" "broken results"
+kiln run -C "$repo" --json --simulate-gpus "$KILN_SOURCE_DIR/tests/data/gpu/one-h200.json"
+expect_rc 1 "a job whose result file is malformed fails"
+log="$(job_log "$(json_eval - 'd["runs"][0]["id"]')")"
+expect_contains "$log" "results.json: error: benchmarks[0].real_time: expected a number, got an array" \
+  "the job log names the file and the field"
+
+itest_end
