@@ -317,4 +317,34 @@ helper_dirs="$(ls -d /tmp/kiln-steps-"$dead_pid"-* /tmp/kiln-steps-"$KILN_PID"-*
 if [[ -z "$helper_dirs" ]]; then pass "no step-helper socket directory is left"; else
   fail "step-helper socket directories left: $helper_dirs"; fi
 
+# ---- the host config's container policy: allowances, a forced user and limits -----------------
+repo="$ITEST_DIR/policy"
+make_repo "$repo"
+write_workflow "$repo" ci.yml <<EOF
+on: push
+jobs:
+  policed:
+    runs-on: linux
+    container:
+      image: $image
+      options: --user 0 --memory 1g --network=host
+    steps:
+      - run: echo "uid=\$(id -u)"
+EOF
+commit_all "$repo" "a job asking for the host network as root"
+kiln validate "$repo"
+expect_rc 2 "--network=host is refused by default"
+expect_contains "$ERR" "ci.yml:7:16: error: container option '--network=host' is refused" \
+  "at the options' FILE:LINE:COL"
+cat >"$ITEST_DIR/policy.yml" <<'YAML'
+containers:
+  allow: [host-network]
+  user: "1000:1000"
+  limits: {memory: 256m, pids: 512}
+YAML
+run_kiln -C "$repo" --config "$ITEST_DIR/policy.yml"
+expect_rc 0 "allowed by kiln.yml, the job runs"
+expect_contains "$OUT" "uid=1000" "the host config's user is forced over the workflow's --user 0"
+DESCRIPTION="after a job under the host policy" expect_nothing_left "$KILN_PID"
+
 itest_end

@@ -42,6 +42,9 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   options.gpu_labels = std::move(config.gpu_labels);
   options.gpu_health = config.gpu_health;
   if (config.host_store) options.host_store = *config.host_store;
+  options.container_engine = config.container_engine;
+  if (!config.pull_policy.empty()) options.pull_policy = config.pull_policy;
+  options.container_policy = std::move(config.container_policy);
   return {};
 }
 

@@ -30,7 +30,7 @@ struct RunArgs {
   std::string config;
   std::string actions_mirror;
   std::string container_engine;
-  std::string pull = "missing";
+  std::string pull;
 };
 
 nlohmann::ordered_json to_json(const engine::RunReport& report) {
@@ -124,9 +124,11 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   options.keep_workspaces = args.keep_workspaces;
   KILN_TRY_VOID(apply_host_config(args.config, options));
   KILN_TRY(options.actions_mirror, actions_mirror(args.actions_mirror));
-  options.container_engine = args.container_engine;
-  if (options.container_engine.empty()) {
-    if (const char* engine = std::getenv("KILN_CONTAINER_ENGINE")) options.container_engine = engine;
+  // --container-engine, else $KILN_CONTAINER_ENGINE, else kiln.yml's containers.engine.
+  if (!args.container_engine.empty()) {
+    options.container_engine = args.container_engine;
+  } else if (const char* engine = std::getenv("KILN_CONTAINER_ENGINE"); engine && *engine) {
+    options.container_engine = engine;
   }
   if (!options.container_engine.empty() && options.container_engine != "auto" &&
       options.container_engine != "podman" && options.container_engine != "docker" &&
@@ -134,8 +136,10 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
     return make_error(ErrorCode::invalid_input,
                       fmt::format("--container-engine {}: expected podman, docker, auto or a path",
                                   options.container_engine));
-  KILN_TRY_VOID(container::parse_pull_policy(args.pull));
-  options.pull_policy = args.pull;
+  if (!args.pull.empty()) {  // --pull, else kiln.yml's containers.pull, else missing
+    KILN_TRY_VOID(container::parse_pull_policy(args.pull));
+    options.pull_policy = args.pull;
+  }
   return options;
 }
 

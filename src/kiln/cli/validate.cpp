@@ -91,7 +91,8 @@ int validate(const ValidateArgs& args) {
       auto loaded = workflow::load_workflow_file(file, display);
       if (loaded.workflow) {
         auto gpu_errors = engine::check_gpu_labels(*loaded.workflow, options.gpu_labels, gpus);
-        auto container_errors = container::check_containers(*loaded.workflow);
+        auto container_errors =
+            container::check_containers(*loaded.workflow, options.container_policy);
         gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
         loaded.diagnostics.insert(loaded.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
         // Calls of reusable workflows and local actions, followed into the files they name.

@@ -1,10 +1,14 @@
 #include "kiln/config/host_config.h"
 
+#include "kiln/container/engine.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
+#include <tuple>
 #include <set>
 #include <sstream>
 
@@ -116,6 +120,66 @@ Status read_labels(const Reader& reader, const YAML::Node& node, gpu::GpuLabelMa
   return {};
 }
 
+Status read_containers(const Reader& reader, const YAML::Node& node, HostConfig& config) {
+  KILN_TRY_VOID(reader.mapping(node, "containers", {"engine", "pull", "allow", "user", "limits"}));
+  if (!node || node.IsNull()) return {};
+  auto& policy = config.container_policy;
+  if (auto engine = node["engine"]; engine && !engine.IsNull()) {
+    KILN_TRY(config.container_engine, reader.scalar(engine, "containers.engine"));
+    const auto& e = config.container_engine;
+    if (e != "auto" && e != "podman" && e != "docker" && e.find('/') == std::string::npos)
+      return reader.error(engine, "containers.engine: '{}' is not podman, docker, auto or a path",
+                          e);
+  }
+  if (auto pull = node["pull"]; pull && !pull.IsNull()) {
+    KILN_TRY(config.pull_policy, reader.scalar(pull, "containers.pull"));
+    if (auto parsed = container::parse_pull_policy(config.pull_policy); !parsed)
+      return reader.error(pull, "containers.pull: {}", parsed.error().message);
+  }
+  if (auto allow = node["allow"]; allow && !allow.IsNull()) {
+    if (!allow.IsSequence()) return reader.error(allow, "containers.allow: expected a list");
+    for (const auto& item : allow) {
+      KILN_TRY(auto name, reader.scalar(item, "containers.allow"));
+      if (!container::allowable_options().contains(name)) {
+        std::string known;
+        for (const auto& option : container::allowable_options())
+          known += (known.empty() ? "" : ", ") + option;
+        return reader.error(item, "containers.allow: '{}' is not one of {}", name, known);
+      }
+      policy.allow.insert(name);
+    }
+  }
+  if (auto user = node["user"]; user && !user.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(user, "containers.user"));
+    if (!container::numeric_user(text))
+      return reader.error(user,
+                          "containers.user: '{}' is not a numeric UID or UID:GID (kiln hands "
+                          "the job's directory to it, so it must be a number)",
+                          text);
+    policy.user = text;
+  }
+  auto limits = node["limits"];
+  KILN_TRY_VOID(reader.mapping(limits, "containers.limits", {"memory", "cpus", "pids"}));
+  if (!limits || limits.IsNull()) return {};
+  static const std::regex k_memory(R"([0-9]+[bkmgBKMG]?)");
+  static const std::regex k_cpus(R"([0-9]+(\.[0-9]+)?)");
+  static const std::regex k_pids(R"([1-9][0-9]*)");
+  const std::tuple<const char*, const std::regex*, std::optional<std::string>*, const char*>
+      fields[] = {{"memory", &k_memory, &policy.memory, "a size such as 16g or 512m"},
+                  {"cpus", &k_cpus, &policy.cpus, "a number of CPUs such as 8 or 1.5"},
+                  {"pids", &k_pids, &policy.pids_limit, "a positive number of processes"}};
+  for (const auto& [key, pattern, target, expected] : fields) {
+    auto value = limits[key];
+    if (!value || value.IsNull()) continue;
+    auto path = fmt::format("containers.limits.{}", key);
+    KILN_TRY(auto text, reader.scalar(value, path));
+    if (!std::regex_match(text, *pattern))
+      return reader.error(value, "{}: '{}' is not {}", path, text, expected);
+    *target = text;
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
@@ -158,7 +222,8 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(root, "kiln.yml", {"host_store", "gpus"}));
+    KILN_TRY_VOID(reader.mapping(root, "kiln.yml", {"host_store", "gpus", "containers"}));
+    KILN_TRY_VOID(read_containers(reader, root["containers"], config));
     if (auto store = root["host_store"]; store && !store.IsNull()) {
       KILN_TRY(auto path, reader.scalar(store, "host_store"));
       if (path.empty()) return reader.error(store, "host_store: must not be empty");

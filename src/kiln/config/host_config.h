@@ -14,6 +14,12 @@
 //       memory_tolerance_after_job: 512M
 //       memory_grace: 10s                  # 500ms, 10s, 2m
 //       provider_deadline: 10s
+//   containers:                            # container/options.h, docs/containers.md
+//     engine: podman                       # podman, docker, auto or a path (default auto)
+//     pull: missing                        # never, missing, always
+//     allow: [privileged, host-network]    # refused options this host allows
+//     user: "1000:1000"                    # forced on every job and service container
+//     limits: {memory: 16g, cpus: 8, pids: 4096}
 
 #include <filesystem>
 #include <optional>
@@ -21,6 +27,7 @@
 #include <string_view>
 
 #include "kiln/core/result.h"
+#include "kiln/container/options.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 
@@ -31,6 +38,9 @@ struct HostConfig {
   std::optional<std::filesystem::path> host_store;
   gpu::GpuLabelMap gpu_labels;
   gpu::HealthPolicy gpu_health;
+  std::string container_engine;  // empty: not set here
+  std::string pull_policy;       // empty: not set here
+  container::ContainerPolicy container_policy;
 };
 
 // `file` names the text in errors and anchors relative paths.

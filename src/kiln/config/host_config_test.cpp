@@ -35,6 +35,26 @@ gpus:
             "gpu:4 gpu-vendor:amd gpu-arch:gfx90a");
 }
 
+TEST(HostConfig, ContainerPolicy) {
+  auto config = parse_host_config(R"(containers:
+  engine: podman
+  pull: never
+  allow: [privileged, host-network]
+  user: "1000:1000"
+  limits: {memory: 16g, cpus: 1.5, pids: 4096}
+)",
+                                  "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->container_engine, "podman");
+  EXPECT_EQ(config->pull_policy, "never");
+  const auto& policy = config->container_policy;
+  EXPECT_EQ(policy.allow, (std::set<std::string>{"host-network", "privileged"}));
+  EXPECT_EQ(policy.user, "1000:1000");
+  EXPECT_EQ(policy.memory, "16g");
+  EXPECT_EQ(policy.cpus, "1.5");
+  EXPECT_EQ(policy.pids_limit, "4096");
+}
+
 TEST(HostConfig, EmptyMeansDefaults) {
   auto config = parse_host_config("", "kiln.yml");
   ASSERT_TRUE(config);
@@ -59,7 +79,14 @@ TEST(HostConfig, ErrorsSayWhere) {
        "512M, 2G, 5%)"},
       {"gpus:\n  labels:\n    gpu-a100: gpu:two\n", 3, 15,
        "runs-on label 'gpu:two': the GPU count must be a positive integer or 'all'"},
-      {"runners: 3\n", 1, 1, "kiln.yml: unknown key 'runners' (known: gpus, host_store)"},
+      {"runners: 3\n", 1, 1,
+       "kiln.yml: unknown key 'runners' (known: containers, gpus, host_store)"},
+      {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,
+       "containers.allow: 'host-ipc' is not one of host-network, host-pid, host-userns, "
+       "host-uts, privileged"},
+      {"containers:\n  limits:\n    memory: lots\n", 3, 13,
+       "containers.limits.memory: 'lots' is not a size such as 16g or 512m"},
+      {"containers:\n  pull: sometimes\n", 2, 9, ""},
       {"gpus: [1, 2\n", 2, 1, ""},
   };
   for (const auto& c : cases) {

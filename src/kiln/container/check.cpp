@@ -6,9 +6,10 @@
 namespace kiln::container {
 namespace {
 
-void check_one(const workflow::Container& spec, workflow::Diagnostics& out) {
+void check_one(const workflow::Container& spec, const ContainerPolicy& policy,
+               workflow::Diagnostics& out) {
   if (spec.options && !expr::has_template(spec.options->value)) {
-    auto options = parse_options(spec.options->value, spec.options->where);
+    auto options = parse_options(spec.options->value, spec.options->where, policy);
     if (!options)
       out.push_back({workflow::Severity::error, options.error().where, options.error().message});
   }
@@ -22,11 +23,12 @@ void check_one(const workflow::Container& spec, workflow::Diagnostics& out) {
 
 }  // namespace
 
-workflow::Diagnostics check_containers(const workflow::Workflow& workflow) {
+workflow::Diagnostics check_containers(const workflow::Workflow& workflow,
+                                       const ContainerPolicy& policy) {
   workflow::Diagnostics out;
   for (const auto& job : workflow.jobs) {
-    if (job.container) check_one(*job.container, out);
-    for (const auto& [key, service] : job.services) check_one(service, out);
+    if (job.container) check_one(*job.container, policy, out);
+    for (const auto& [key, service] : job.services) check_one(service, policy, out);
   }
   return out;
 }

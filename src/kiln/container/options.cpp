@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <filesystem>
 
 namespace kiln::container {
@@ -145,7 +146,50 @@ std::optional<std::string> refused_volume(std::string_view spec) {
   return std::nullopt;
 }
 
-Result<ContainerOptions> parse_options(std::string_view text, const SourceLocation& where) {
+std::optional<std::pair<unsigned, unsigned>> numeric_user(std::string_view user) {
+  auto number = [](std::string_view text) -> std::optional<unsigned> {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+  };
+  auto colon = user.find(':');
+  auto uid = number(user.substr(0, colon));
+  if (!uid) return std::nullopt;
+  if (colon == std::string_view::npos) return std::pair{*uid, *uid};
+  auto gid = number(user.substr(colon + 1));
+  if (!gid) return std::nullopt;
+  return std::pair{*uid, *gid};
+}
+
+const std::set<std::string>& allowable_options() {
+  static const std::set<std::string> names = {"privileged", "host-pid", "host-network",
+                                              "host-userns", "host-uts"};
+  return names;
+}
+
+void apply_forced(std::vector<std::string>& args, const ContainerPolicy& policy) {
+  const std::pair<const char*, const std::optional<std::string>*> forced[] = {
+      {"--user", &policy.user},
+      {"--memory", &policy.memory},
+      {"--cpus", &policy.cpus},
+      {"--pids-limit", &policy.pids_limit}};
+  for (const auto& [flag, value] : forced) {
+    if (!*value) continue;
+    for (std::size_t i = 0; i + 1 < args.size();) {
+      if (args[i] == flag) {
+        args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
+      } else {
+        ++i;
+      }
+    }
+    args.push_back(flag);
+    args.push_back(**value);
+  }
+}
+
+Result<ContainerOptions> parse_options(std::string_view text, const SourceLocation& where,
+                                        const ContainerPolicy& policy) {
   auto split = split_words(text);
   if (!split) return fail_at(where, "container options: {}", split.error().message);
   ContainerOptions out;
@@ -174,6 +218,10 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
       return fail_at(where,
                      "container option '{}' is not allowed by kiln's container policy; allowed: {}",
                      name, allowed_list());
+    if (spec->name == "--privileged" && policy.allow.contains("privileged")) {
+      out.args.push_back("--privileged");
+      continue;
+    }
     if (spec->name == "--privileged")
       return fail_at(where,
                      "container option '--privileged' is refused: it gives the job every "
@@ -187,6 +235,14 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
     const std::string_view long_name = spec->name;
     if (long_name == "--pid" || long_name == "--network" || long_name == "--net" ||
         long_name == "--userns" || long_name == "--uts") {
+      if (*value == "host" &&
+          policy.allow.contains("host-" + std::string(long_name == "--net" ? "--network"
+                                                                            : long_name)
+                                              .substr(2))) {
+        out.args.push_back(std::string(long_name == "--net" ? "--network" : long_name));
+        out.args.push_back(*value);
+        continue;
+      }
       if (*value == "host")
         return fail_at(where,
                        "container option '{}={}' is refused: it shares the host's {} namespace "

@@ -15,6 +15,7 @@
 // device nodes given with --device (/dev/nvidia*, /dev/kfd, /dev/dri/*) are dropped likewise.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,22 @@ struct ContainerOptions {
   std::optional<std::string> health_interval, health_retries, health_timeout, health_start_period;
 };
 
+// What the host configuration (kiln.yml `containers:`) changes in the policy.
+struct ContainerPolicy {
+  // Refused options the host allows: "privileged", "host-pid", "host-network", "host-userns",
+  // "host-uts" (the `=host` forms of --pid/--network/--userns/--uts).
+  std::set<std::string> allow;
+  // Forced on every job and service container, replacing what the workflow says: the user
+  // (e.g. "1000:1000", so no job runs as root), and per-container limits.
+  std::optional<std::string> user, memory, cpus, pids_limit;
+};
+
+// "1000" or "1000:1000" as (uid, gid) (gid = uid when absent); nullopt for a name or nothing.
+std::optional<std::pair<unsigned, unsigned>> numeric_user(std::string_view user);
+
+// The names `allow` accepts.
+const std::set<std::string>& allowable_options();
+
 // Splits `text` into words as a POSIX shell would, without expansions: whitespace separates,
 // '...' is literal, "..." groups (a backslash escapes " \ $ `), a backslash outside quotes
 // escapes the next character. An unterminated quote is invalid_input.
@@ -47,7 +64,11 @@ Result<std::vector<std::string>> split_words(std::string_view text);
 
 // Parses and checks `text` (the options, expressions already evaluated). Errors are
 // invalid_input at `where` (the workflow's `options:`), naming the refused option.
-Result<ContainerOptions> parse_options(std::string_view text, const SourceLocation& where);
+Result<ContainerOptions> parse_options(std::string_view text, const SourceLocation& where,
+                                        const ContainerPolicy& policy = {});
+
+// Puts the policy's forced user and limits into `args`, in place of the workflow's.
+void apply_forced(std::vector<std::string>& args, const ContainerPolicy& policy);
 
 // A bind mount source Kiln refuses (/, the engine sockets): "-v /:/host", "/var/run/docker.sock:
 // /var/run/docker.sock". `spec` is a -v value (SRC:DST[:OPTS]) or a volume name. Returns why,

@@ -70,6 +70,35 @@ TEST(ParseOptions, RefusesWhatBreaksIsolation) {
   }
 }
 
+TEST(ParseOptions, TheHostPolicyAllowsAndForces) {
+  ContainerPolicy policy;
+  policy.allow = {"privileged", "host-network"};
+  policy.user = "1000:1000";
+  policy.memory = "16g";
+  policy.pids_limit = "4096";
+  auto options = parse_options("--privileged --network=host --user 0 -m 64g --shm-size 2g",
+                               k_where, policy);
+  ASSERT_TRUE(options) << options.error().to_string();
+  apply_forced(options->args, policy);
+  EXPECT_THAT(options->args,
+              ElementsAre("--privileged", "--network", "host", "--shm-size", "2g", "--user",
+                          "1000:1000", "--memory", "16g", "--pids-limit", "4096"));
+  // Only what the policy names: --pid=host is still refused.
+  EXPECT_FALSE(parse_options("--pid=host", k_where, policy));
+  EXPECT_FALSE(parse_options("--privileged", k_where));
+  std::vector<std::string> none;
+  apply_forced(none, policy);
+  EXPECT_THAT(none, ElementsAre("--user", "1000:1000", "--memory", "16g", "--pids-limit", "4096"));
+}
+
+TEST(NumericUser, UidAndGid) {
+  EXPECT_EQ(numeric_user("1000"), (std::pair<unsigned, unsigned>{1000, 1000}));
+  EXPECT_EQ(numeric_user("1000:44"), (std::pair<unsigned, unsigned>{1000, 44}));
+  EXPECT_FALSE(numeric_user("runner"));
+  EXPECT_FALSE(numeric_user("1000:video"));
+  EXPECT_FALSE(numeric_user(""));
+}
+
 TEST(ParseOptions, GpuRequestsAreTakenOutForTheGrant) {
   auto options = parse_options(
       "--gpus all --device /dev/kfd --device=/dev/dri/renderD129 --device nvidia.com/gpu=all "

@@ -326,8 +326,9 @@ Status ContainerJob::start_service(const std::string& key, const workflow::Conta
   container::ContainerOptions options;
   if (spec.options) {
     KILN_TRY(auto text, evaluate(*spec.options));
-    KILN_TRY(options, container::parse_options(text, spec.options->where));
+    KILN_TRY(options, container::parse_options(text, spec.options->where, setup_.policy));
   }
+  container::apply_forced(options.args, setup_.policy);
   KILN_TRY(auto info, image_for(spec, image));
   container::RunSpec run;
   run.name = object_name(key);
@@ -441,8 +442,9 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
   container::ContainerOptions options;
   if (spec.options) {
     KILN_TRY(auto text, evaluate(*spec.options));
-    KILN_TRY(options, container::parse_options(text, spec.options->where));
+    KILN_TRY(options, container::parse_options(text, spec.options->where, setup_.policy));
   }
+  container::apply_forced(options.args, setup_.policy);
   KILN_TRY(auto info, image_for(spec, image));
   container::RunSpec run;
   run.name = object_name("job");
@@ -457,6 +459,21 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
   // The job directory at the same path: GITHUB_WORKSPACE, RUNNER_TEMP, the event file and the
   // file-command files mean the same inside and out (docs/containers.md).
   run.volumes.push_back(fmt::format("{0}:{0}", setup_.job_dir.string()));
+  // The job directory belongs to the user the host config forces, so its steps can write there.
+  if (auto ids = container::numeric_user(setup_.policy.user.value_or(""))) {
+    std::error_code ec;
+    auto give = [&](const std::filesystem::path& path) {
+      if (::lchown(path.c_str(), ids->first, ids->second) != 0 && !ec)
+        ec = std::error_code(errno, std::generic_category());
+    };
+    give(setup_.job_dir);
+    for (auto it = std::filesystem::recursive_directory_iterator(setup_.job_dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+      give(it->path());
+    if (ec)
+      return fail(ErrorCode::io_error, "cannot hand {} to the container user {}: {}",
+                  setup_.job_dir.string(), *setup_.policy.user, ec.message());
+  }
   run.volumes.push_back(fmt::format("{0}:{0}", setup_.tool_cache.string()));
   for (const auto& volume : spec.volumes) {
     KILN_TRY(auto value, evaluate(volume));
@@ -493,6 +510,12 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
       return fail(ErrorCode::io_error, "cannot create a directory for the step helper's socket");
     helper_dir_ = dir_template.c_str();
     socket = *helper_dir_ / "socket";
+    // A user the host config forces must be able to listen there.
+    if (auto ids = container::numeric_user(setup_.policy.user.value_or(""))) {
+      if (::chown(helper_dir_->c_str(), ids->first, ids->second) != 0)
+        return fail(ErrorCode::io_error, "cannot hand {} to the container user {}",
+                    helper_dir_->string(), *setup_.policy.user);
+    }
     run.volumes.push_back(fmt::format("{0}:{0}", helper_dir_->string()));
     run.volumes.push_back(fmt::format("{}:{}:ro", helper->string(), k_helper_in_container));
     run.entrypoint = std::string(k_helper_in_container);

@@ -45,6 +45,7 @@ struct ContainerJobSetup {
   const expr::Context* context = nullptr;  // for the expressions of container/services
   std::string engine;                      // --container-engine / KILN_CONTAINER_ENGINE
   container::PullPolicy pull_policy = container::PullPolicy::missing;
+  container::ContainerPolicy policy;  // the host config's allowances, forced user and limits
   std::filesystem::path job_dir;     // mounted at the same path
   std::filesystem::path tool_cache;  // mounted at the same path
   std::filesystem::path workspace;   // the job container's working directory

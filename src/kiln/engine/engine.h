@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/core/result.h"
+#include "kiln/container/options.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/store/records.h"
@@ -57,6 +58,8 @@ struct RunOptions {
   std::string container_engine;
   // --pull: never, missing or always (docs/containers.md).
   std::string pull_policy = "missing";
+  // The host config's container policy: allowed options, forced user and limits.
+  container::ContainerPolicy container_policy;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).

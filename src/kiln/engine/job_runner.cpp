@@ -180,6 +180,7 @@ class JobRun : public ActionHost {
     setup.context = &context_;
     setup.engine = setup_.options->container_engine;
     KILN_TRY(setup.pull_policy, container::parse_pull_policy(setup_.options->pull_policy));
+    setup.policy = setup_.options->container_policy;
     setup.job_dir = job_dir_;
     setup.tool_cache = setup_.kiln_dir / "tool-cache";
     setup.workspace = workspace_;

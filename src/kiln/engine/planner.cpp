@@ -271,7 +271,7 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
                                  loaded.diagnostics.end());
     if (!loaded.workflow) continue;
     auto gpu_errors = check_gpu_labels(*loaded.workflow, options.gpu_labels);
-    auto container_errors = container::check_containers(*loaded.workflow);
+    auto container_errors = container::check_containers(*loaded.workflow, options.container_policy);
     gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
     if (!gpu_errors.empty()) continue;
