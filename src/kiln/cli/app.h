@@ -18,5 +18,7 @@ void add_logs_command(CLI::App& app, int& exit_code);
 void add_hipcheck_command(CLI::App& app, int& exit_code);
 void add_gpus_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
+void add_metrics_command(CLI::App& app, int& exit_code);
 
 }  // namespace kiln::cli

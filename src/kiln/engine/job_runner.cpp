@@ -15,6 +15,7 @@
 #include "kiln/engine/benchmarks.h"
 #include "kiln/engine/contexts.h"
 #include "kiln/engine/hash_files.h"
+#include "kiln/engine/test_results.h"
 #include "kiln/exec/actions.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/exec/step_runner.h"
@@ -94,6 +95,7 @@ class JobRun : public ActionHost {
     } else {
       run_steps();
       run_post_actions();
+      collect_tests();
       gate_benchmarks();
     }
     clean_up();
@@ -121,6 +123,8 @@ class JobRun : public ActionHost {
     benchmarks_file_ = job_dir_ / "benchmarks.txt";
     std::ofstream{benchmarks_file_};
     benchmarks_.emplace(*setup_.store, benchmark_context());
+    test_results_file_ = job_dir_ / "test-results.txt";
+    std::ofstream{test_results_file_};
 
     JobPlace place;
     place.run_id = setup_.run_id;
@@ -153,6 +157,7 @@ class JobRun : public ActionHost {
     base_env_["KILN_RUN_ID"] = std::to_string(setup_.run_id);
     base_env_["KILN_JOB_ID"] = summary_.key;
     base_env_["KILN_BENCHMARKS"] = benchmarks_file_.string();
+    base_env_["KILN_TEST_RESULTS"] = test_results_file_.string();
     base_env_["KILN_JOB_TOKEN"] = token_;
 
     // workflow env < job env; each value may use the ones before it.
@@ -242,6 +247,14 @@ class JobRun : public ActionHost {
       log_kiln(kind, text);
       if (kind == "error") failed_ = true;
     }
+  }
+  // JUnit XML the steps wrote (test_results.h): read once, after the last step.
+  void collect_tests() {
+    auto outcome = collect_test_results(
+        *setup_.store, {setup_.repo->name, setup_.event->sha, setup_.run_id, setup_.job_row},
+        test_results_file_, workspace_);
+    for (const auto& [kind, text] : outcome.lines) log_kiln(kind, text);
+    test_totals_ = std::move(outcome.totals);
   }
   void gate_benchmarks() {
     auto verdict = benchmarks_->gate(job_env_);
@@ -697,6 +710,14 @@ class JobRun : public ActionHost {
       row->outputs = nlohmann::json::object();
       for (const auto& [key, value] : summary_.outputs) row->outputs[key] = value;
       row->message = summary_.reason;
+      // For `kiln report`: the granted GPUs and the job's test totals.
+      if (!setup_.gpus.empty()) {
+        nlohmann::json gpus = nlohmann::json::array();
+        for (const auto& g : setup_.gpus)
+          gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}});
+        row->extra["gpus"] = std::move(gpus);
+      }
+      if (!test_totals_.is_null()) row->extra["tests"] = test_totals_;
       (void)setup_.store->update_job(*row);
     }
   }
@@ -770,7 +791,8 @@ class JobRun : public ActionHost {
   bool failed_ = false;
   bool store_warned_ = false;
   std::optional<int> current_step_;
-  std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_;
+  std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_, test_results_file_;
+  nlohmann::json test_totals_;
   std::optional<BenchmarkCollector> benchmarks_;
   std::string token_;
   expr::Context context_;

@@ -152,7 +152,34 @@ CREATE INDEX benchmark_results_by_series
 CREATE INDEX benchmark_results_by_run ON benchmark_results (run_id) WHERE run_id IS NOT NULL;
 )sql";
 
-constexpr std::array<std::string_view, 3> k_migrations = {k_v1_core, k_v2_gpus, k_v3_benchmarks};
+// Test cases from the JUnit XML jobs write (report/junit.h); by test for per-test history.
+constexpr std::string_view k_v4_test_cases = R"sql(
+CREATE TABLE test_cases (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  repository TEXT NOT NULL,
+  commit_sha TEXT NOT NULL,
+  suite TEXT NOT NULL DEFAULT '',
+  classname TEXT NOT NULL DEFAULT '',
+  name TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'error', 'skipped')),
+  seconds REAL NOT NULL DEFAULT 0,
+  message TEXT NOT NULL DEFAULT '',
+  details TEXT NOT NULL DEFAULT '',
+  output TEXT NOT NULL DEFAULT '',
+  file TEXT NOT NULL DEFAULT '',
+  flaky INTEGER NOT NULL DEFAULT 0,
+  time INTEGER NOT NULL
+);
+CREATE INDEX test_cases_by_job ON test_cases (job_id);
+CREATE INDEX test_cases_by_run ON test_cases (run_id);
+CREATE INDEX test_cases_by_test ON test_cases (repository, classname, name, time, id);
+CREATE INDEX test_cases_by_commit ON test_cases (repository, commit_sha, status);
+)sql";
+
+constexpr std::array<std::string_view, 4> k_migrations = {k_v1_core, k_v2_gpus, k_v3_benchmarks,
+                                                          k_v4_test_cases};
 
 }  // namespace
 

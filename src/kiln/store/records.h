@@ -206,6 +206,40 @@ struct BenchmarkResult {
   nlohmann::json extra{};         // e.g. {"threshold": 10}
 };
 
+// One test case of a JUnit XML file a job wrote (report/junit.h), stored with the run's
+// repository and commit so that its history across runs can be asked for.
+struct TestCase {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::int64_t job_id = 0;
+  std::string repository{};  // as Run::repository
+  std::string commit_sha{};
+  std::string suite{};      // <testsuite name>
+  std::string classname{};  // <testcase classname>: "tests.test_io", "MathTest"
+  std::string name{};       // <testcase name>
+  std::string status{};     // "passed", "failed", "error" or "skipped"
+  double seconds = 0;       // <testcase time>
+  std::string message{};    // the failure/error/skipped message attribute
+  std::string details{};    // the failure/error text (a traceback), truncated
+  std::string output{};     // system-out + system-err, truncated
+  std::string file{};       // the XML file, relative to the workspace
+  bool flaky = false;  // passed here after failing in another run of the same commit
+  TimeMs time = 0;     // when ingested; 0 means now
+};
+
+// Filters of list_test_cases; empty strings and empty optionals match everything.
+struct TestCaseQuery {
+  std::optional<std::int64_t> run_id{};
+  std::optional<std::int64_t> job_id{};
+  std::optional<std::int64_t> exclude_run_id{};
+  std::string repository{};
+  std::string commit{};  // exact commit
+  std::string classname{};
+  std::string name{};
+  bool failed_only = false;  // status "failed" or "error"
+  int limit = 0;             // the newest N (0: all); results come oldest first either way
+};
+
 // Filters of list_benchmark_results; empty strings and empty optionals match everything.
 struct BenchmarkQuery {
   std::string repository{};

@@ -1,7 +1,8 @@
 #pragma once
 // Internal to the SQLite store: the SqliteStore class, whose members are defined in
 // sqlite_store.cpp (runs, jobs, steps, opening), sqlite_store_logs.cpp (logs, artifacts,
-// crash recovery) and sqlite_store_benchmarks.cpp (benchmark results).
+// crash recovery) and sqlite_store_benchmarks.cpp (benchmark results), sqlite_store_tests.cpp (test
+// results).
 
 #include <mutex>
 #include <string>
@@ -47,6 +48,9 @@ class SqliteStore final : public Store {
   Result<std::vector<std::int64_t>> add_benchmark_results(
       std::span<const BenchmarkResult> results) override;
   Result<std::vector<BenchmarkResult>> list_benchmark_results(const BenchmarkQuery& query) override;
+
+  Result<std::vector<std::int64_t>> add_test_cases(std::span<const TestCase> cases) override;
+  Result<std::vector<TestCase>> list_test_cases(const TestCaseQuery& query) override;
 
   Result<std::vector<std::int64_t>> mark_interrupted(TimeMs now) override;
 

@@ -84,6 +84,12 @@ class Store {
   virtual Result<std::vector<BenchmarkResult>> list_benchmark_results(
       const BenchmarkQuery& query) = 0;
 
+  // Test results (JUnit XML a job wrote). add_test_cases stores all or none and returns the
+  // ids; a run_id/job_id that does not exist is not_found.
+  virtual Result<std::vector<std::int64_t>> add_test_cases(std::span<const TestCase> cases) = 0;
+  // Cases matching the query, oldest first (by time, then id).
+  virtual Result<std::vector<TestCase>> list_test_cases(const TestCaseQuery& query) = 0;
+
   // Every run of this host still queued or running whose owner process is gone (the pid is
   // dead or now belongs to a process with another start time) becomes `interrupted`, with its
   // queued/waiting/running jobs and steps, finished at `now`. Returns the ids of those runs.

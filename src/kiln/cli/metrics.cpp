@@ -1,0 +1,125 @@
+// kiln metrics [--simulate-gpus SPEC] [--store PATH]
+// Prometheus text exposition of this host (docs/reports.md): each GPU under dcgm-exporter's
+// names and labels, and kiln_* metrics of runs, jobs, GPU leases and quarantine. A scraper can
+// run it from a textfile collector or an exec exporter; `kiln serve` may serve it later.
+// Exit codes: 0; 2 for a bad spec; 1 when a driver does not answer in time; 3 otherwise.
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "kiln/cli/app.h"
+#include "kiln/cli/common.h"
+#include "kiln/engine/gpu_supervisor.h"
+#include "kiln/report/metrics.h"
+
+namespace kiln::cli {
+namespace {
+
+struct MetricsArgs {
+  std::string simulate;
+  std::string sysfs_root;
+  std::string store;
+  std::string directory = ".";
+  std::string config;
+  int deadline_ms = 10000;
+};
+
+std::string hostname() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "";
+  return buffer;
+}
+
+std::string state_name(engine::GpuState::Kind kind) {
+  switch (kind) {
+    case engine::GpuState::Kind::free: return "free";
+    case engine::GpuState::Kind::leased: return "leased";
+    case engine::GpuState::Kind::busy: return "busy";
+    case engine::GpuState::Kind::quarantined: return "quarantined";
+  }
+  return "free";
+}
+
+int run_metrics(const MetricsArgs& args) {
+  engine::RunOptions options;
+  if (!args.simulate.empty()) options.simulate_gpus = args.simulate;
+  if (!args.sysfs_root.empty()) options.gpu_sysfs_root = args.sysfs_root;
+  if (auto applied = apply_host_config(args.config, options); !applied)
+    return report_error(applied.error());
+  options.gpu_health.provider_deadline = std::chrono::milliseconds(args.deadline_ms);
+  engine::GpuSupervisor supervisor(options);
+  auto inventory = supervisor.inventory();
+  if (!inventory) return report_error(inventory.error());
+
+  std::vector<report::GpuMetrics> gpus;
+  report::KilnMetrics kiln;
+  if (!(*inventory)->gpus.empty()) {
+    auto states = supervisor.states();  // refreshes the inventory's memory figures
+    if (!states) return report_error(states.error());
+    kiln.store_read = true;
+    const std::string host = hostname();
+    for (const auto& g : (*inventory)->gpus) {
+      report::GpuMetrics m;
+      m.index = g.index;
+      m.uuid = g.uuid;
+      m.model = g.model;
+      m.hostname = host;
+      m.device = g.device_nodes.empty()
+                     ? fmt::format("{}{}", g.vendor == "amd" ? "card" : "nvidia", g.index)
+                     : std::filesystem::path(g.device_nodes.front()).filename().string();
+      // What the inventory knows today: memory. Utilization, temperature, power and energy
+      // come with the telemetry sampler (docs/reports.md); until then they are left out.
+      m.memory_used_mib = static_cast<double>(g.memory_used_mib);
+      if (g.memory_total_mib >= g.memory_used_mib)
+        m.memory_free_mib = static_cast<double>(g.memory_total_mib - g.memory_used_mib);
+      const auto& state = states->at(static_cast<std::size_t>(g.index));
+      m.state = state_name(state.kind);
+      if (state.kind == engine::GpuState::Kind::leased) ++kiln.gpu_leases;
+      if (state.kind == engine::GpuState::Kind::quarantined) ++kiln.gpus_quarantined;
+      gpus.push_back(std::move(m));
+    }
+  } else {
+    kiln.store_read = true;
+  }
+
+  std::optional<std::filesystem::path> path;
+  if (!args.store.empty()) path = args.store;
+  auto store = open_store(path, args.directory);
+  if (!store) return report_error(store.error());
+  store::RunQuery query;
+  query.limit = 0;
+  auto runs = (*store)->list_runs(query);
+  if (!runs) return report_error(runs.error());
+  for (const auto& run : *runs) {
+    ++kiln.runs_by_status[std::string(store::to_string(run.status))];
+    if (store::is_terminal(run.status)) continue;
+    auto jobs = (*store)->list_jobs(run.id);
+    if (!jobs) return report_error(jobs.error());
+    for (const auto& job : *jobs) ++kiln.jobs_by_status[std::string(store::to_string(job.status))];
+  }
+  fmt::print("{}", report::render_prometheus(gpus, kiln));
+  return 0;
+}
+
+}  // namespace
+
+void add_metrics_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<MetricsArgs>();
+  auto* cmd = app.add_subcommand(
+      "metrics", "this host's GPUs, runs and jobs in Prometheus text format (dcgm-exporter names)");
+  cmd->add_option("--simulate-gpus", args->simulate,
+                  "read a simulated inventory from this JSON file instead of the host");
+  cmd->add_option("--sysfs-root", args->sysfs_root,
+                  "read the amdgpu sysfs tree under this directory instead of NVML or /sys");
+  cmd->add_option("--store", args->store, "database (default: <repo>/.kiln/kiln.db)");
+  cmd->add_option("-C,--directory", args->directory, "the git repository (default: .)");
+  cmd->add_option("--config", args->config,
+                  "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml)");
+  cmd->add_option("--deadline-ms", args->deadline_ms,
+                  "give up on a driver that does not answer within this many milliseconds")
+      ->check(CLI::Range(1, 600000))
+      ->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = run_metrics(*args); });
+}
+
+}  // namespace kiln::cli

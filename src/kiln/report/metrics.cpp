@@ -1,0 +1,107 @@
+#include "kiln/report/metrics.h"
+
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+namespace kiln::report {
+namespace {
+
+// Shortest text that reads back as the same double; Prometheus spells the specials +Inf/NaN.
+std::string number(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  if (value == std::floor(value) && std::fabs(value) < 1e15)
+    return fmt::format("{}", static_cast<long long>(value));
+  return fmt::format("{}", value);
+}
+
+std::string gpu_labels(const GpuMetrics& g) {
+  return fmt::format("gpu=\"{}\",UUID=\"{}\",device=\"{}\",modelName=\"{}\",Hostname=\"{}\"",
+                     g.index, escape_label_value(g.uuid), escape_label_value(g.device),
+                     escape_label_value(g.model), escape_label_value(g.hostname));
+}
+
+void gpu_family(std::string& out, const std::vector<GpuMetrics>& gpus, std::string_view name,
+                std::string_view type, std::string_view help,
+                const std::function<std::optional<double>(const GpuMetrics&)>& field) {
+  std::string lines;
+  for (const auto& g : gpus)
+    if (auto value = field(g))
+      lines += fmt::format("{}{{{}}} {}\n", name, gpu_labels(g), number(*value));
+  // A family with no sample is left out entirely (no HELP without a series).
+  if (lines.empty()) return;
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}", name, help, name, type, lines);
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMetrics& kiln) {
+  std::string out;
+  gpu_family(out, gpus, "DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).",
+             [](const GpuMetrics& g) { return g.utilization_percent; });
+  gpu_family(out, gpus, "DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).",
+             [](const GpuMetrics& g) { return g.memory_used_mib; });
+  gpu_family(out, gpus, "DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).",
+             [](const GpuMetrics& g) { return g.memory_free_mib; });
+  gpu_family(out, gpus, "DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).",
+             [](const GpuMetrics& g) { return g.temperature_c; });
+  gpu_family(out, gpus, "DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).",
+             [](const GpuMetrics& g) { return g.power_w; });
+  gpu_family(out, gpus, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+             "Total energy consumption since boot (in mJ).",
+             [](const GpuMetrics& g) { return g.energy_mj; });
+
+  if (!gpus.empty()) {
+    out += "# HELP kiln_gpu_state Kiln's state of each GPU: 1 for the state it is in.\n"
+           "# TYPE kiln_gpu_state gauge\n";
+    for (const auto& g : gpus)
+      for (const char* state : {"free", "leased", "busy", "quarantined"})
+        out += fmt::format("kiln_gpu_state{{{},state=\"{}\"}} {}\n", gpu_labels(g), state,
+                           g.state == state ? 1 : 0);
+  }
+  out += fmt::format("# HELP kiln_gpus GPUs of this host.\n# TYPE kiln_gpus gauge\nkiln_gpus {}\n",
+                     gpus.size());
+  if (kiln.store_read) {
+    out += fmt::format(
+        "# HELP kiln_gpu_leases GPU leases held by kiln jobs on this host.\n"
+        "# TYPE kiln_gpu_leases gauge\nkiln_gpu_leases {}\n"
+        "# HELP kiln_gpus_quarantined GPUs of this host in quarantine.\n"
+        "# TYPE kiln_gpus_quarantined gauge\nkiln_gpus_quarantined {}\n",
+        kiln.gpu_leases, kiln.gpus_quarantined);
+    out += "# HELP kiln_runs Runs in the store, by status.\n# TYPE kiln_runs gauge\n";
+    for (const char* status : {"queued", "running", "success", "failure", "cancelled", "interrupted"}) {
+      auto it = kiln.runs_by_status.find(status);
+      out += fmt::format("kiln_runs{{status=\"{}\"}} {}\n", status,
+                         it == kiln.runs_by_status.end() ? 0 : it->second);
+    }
+    out += "# HELP kiln_jobs Jobs of the runs not finished yet, by status.\n"
+           "# TYPE kiln_jobs gauge\n";
+    for (const char* status :
+         {"queued", "waiting", "running", "success", "failure", "cancelled", "skipped",
+          "interrupted"}) {
+      auto it = kiln.jobs_by_status.find(status);
+      out += fmt::format("kiln_jobs{{status=\"{}\"}} {}\n", status,
+                         it == kiln.jobs_by_status.end() ? 0 : it->second);
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln::report

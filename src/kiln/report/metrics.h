@@ -1,0 +1,44 @@
+#pragma once
+// Prometheus text exposition (format 0.0.4) for `kiln metrics` (docs/reports.md): each GPU of
+// the host under the names and labels dcgm-exporter uses, so existing dashboards chart Kiln
+// hosts unchanged, and kiln_* metrics of runs, jobs and GPU leases. The caller gathers the
+// numbers (cli/metrics.cpp); this file only formats them.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::report {
+
+// One GPU. A field the provider does not know is empty and its metric is left out (Prometheus
+// reads a missing series as "unknown", a 0 as a measurement).
+struct GpuMetrics {
+  int index = 0;
+  std::string uuid;
+  std::string device;  // "nvidia0" (dcgm-exporter's device label); for AMD, the render node
+  std::string model;
+  std::string hostname;
+  std::string state;  // Kiln's view: "free", "leased", "busy" or "quarantined"
+  std::optional<double> utilization_percent;  // DCGM_FI_DEV_GPU_UTIL
+  std::optional<double> memory_used_mib;      // DCGM_FI_DEV_FB_USED
+  std::optional<double> memory_free_mib;      // DCGM_FI_DEV_FB_FREE
+  std::optional<double> temperature_c;        // DCGM_FI_DEV_GPU_TEMP
+  std::optional<double> power_w;              // DCGM_FI_DEV_POWER_USAGE
+  std::optional<double> energy_mj;            // DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ)
+};
+
+struct KilnMetrics {
+  std::map<std::string, int> runs_by_status;  // every run of the store
+  std::map<std::string, int> jobs_by_status;  // the jobs of runs not finished yet (the queue)
+  int gpu_leases = 0;                         // leases held on this host
+  int gpus_quarantined = 0;
+  bool store_read = false;  // false: the store could not be read; its metrics are left out
+};
+
+std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMetrics& kiln);
+
+// A label value as the exposition format wants it: \\, \" and \n escaped.
+std::string escape_label_value(std::string_view value);
+
+}  // namespace kiln::report

@@ -1,0 +1,121 @@
+// The Prometheus exposition: a strict reading of the text format (every line a comment of the
+// right shape or a sample of a declared family, label values escaped, no family twice, no
+// series twice). The integration test (tests/integration/metrics_test.sh) also runs promtool.
+
+#include "kiln/report/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace kiln::report {
+namespace {
+
+// Returns the problems of `text`, one per line; empty when it is well formed.
+std::vector<std::string> check_exposition(const std::string& text) {
+  static const std::regex help(R"(# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) [^\n]*)");
+  static const std::regex type(R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped))");
+  static const std::regex sample(
+      R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*")(,[a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*")*\})? (-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|NaN|[+-]Inf))");
+  std::vector<std::string> problems;
+  std::set<std::string> typed, helped, series;
+  std::string current;
+  std::istringstream in(text);
+  int number = 0;
+  if (!text.empty() && text.back() != '\n') problems.push_back("no newline at the end");
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    std::smatch m;
+    if (std::regex_match(line, m, help)) {
+      if (!helped.insert(m[1]).second) problems.push_back(fmt::format("{}: HELP twice", number));
+      current = m[1];
+    } else if (std::regex_match(line, m, type)) {
+      if (!typed.insert(m[1]).second) problems.push_back(fmt::format("{}: TYPE twice", number));
+      if (m[1] != current) problems.push_back(fmt::format("{}: TYPE apart from its HELP", number));
+    } else if (std::regex_match(line, m, sample)) {
+      if (m[1] != current) problems.push_back(fmt::format("{}: sample outside its family", number));
+      if (!series.insert(m[1].str() + m[2].str()).second)
+        problems.push_back(fmt::format("{}: series twice", number));
+    } else {
+      problems.push_back(fmt::format("{}: not a metric line: {}", number, line));
+    }
+  }
+  return problems;
+}
+
+GpuMetrics gpu(int index) {
+  GpuMetrics g;
+  g.index = index;
+  g.uuid = fmt::format("GPU-{:04}", index);
+  g.device = fmt::format("nvidia{}", index);
+  g.model = "NVIDIA H200";
+  g.hostname = "gpu-01";
+  g.state = "free";
+  g.memory_used_mib = 1024;
+  g.memory_free_mib = 142000;
+  return g;
+}
+
+TEST(MetricsTest, DcgmNamesAndLabels) {
+  auto g = gpu(0);
+  g.utilization_percent = 87.5;
+  g.temperature_c = 41;
+  g.power_w = 312.25;
+  g.energy_mj = 123456789;
+  KilnMetrics kiln;
+  kiln.store_read = true;
+  kiln.runs_by_status = {{"success", 3}, {"running", 1}};
+  kiln.jobs_by_status = {{"running", 2}, {"queued", 1}};
+  kiln.gpu_leases = 1;
+  auto text = render_prometheus({g, gpu(1)}, kiln);
+  EXPECT_TRUE(check_exposition(text).empty()) << testing::PrintToString(check_exposition(text))
+                                              << "\n" << text;
+  EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0000\",device=\"nvidia0\","
+                      "modelName=\"NVIDIA H200\",Hostname=\"gpu-01\"} 87.5\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED{gpu=\"1\""), std::string::npos);
+  EXPECT_NE(text.find("} 142000\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\""), std::string::npos);
+  // GPU 1 has no utilization: its series is left out, not 0.
+  EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\""), std::string::npos);
+  EXPECT_NE(text.find("kiln_runs{status=\"success\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("kiln_runs{status=\"failure\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("kiln_jobs{status=\"running\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("kiln_gpu_leases 1\n"), std::string::npos);
+  EXPECT_NE(text.find("kiln_gpu_state{gpu=\"0\",UUID=\"GPU-0000\",device=\"nvidia0\",modelName="
+                      "\"NVIDIA H200\",Hostname=\"gpu-01\",state=\"free\"} 1\n"),
+            std::string::npos);
+}
+
+TEST(MetricsTest, UnknownFamiliesAreLeftOutAndLabelsEscaped) {
+  auto g = gpu(0);
+  g.model = "Weird \"GPU\"\\x\nY";
+  auto text = render_prometheus({g}, {});
+  EXPECT_TRUE(check_exposition(text).empty()) << text;
+  EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_UTIL"), std::string::npos);
+  EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_TEMP"), std::string::npos);
+  EXPECT_NE(text.find("modelName=\"Weird \\\"GPU\\\"\\\\x\\nY\""), std::string::npos) << text;
+  // The store was not read: no kiln_runs family at all.
+  EXPECT_EQ(text.find("kiln_runs"), std::string::npos);
+  // No GPUs at all is still a valid exposition.
+  auto empty = render_prometheus({}, {});
+  EXPECT_TRUE(check_exposition(empty).empty()) << empty;
+  EXPECT_NE(empty.find("kiln_gpus 0\n"), std::string::npos);
+}
+
+TEST(MetricsTest, TheCheckerCatchesBrokenText) {
+  EXPECT_FALSE(check_exposition("metric{a=\"unterminated} 1\n").empty());
+  EXPECT_FALSE(check_exposition("# TYPE m gauge\nm 1\n").empty());  // TYPE without HELP
+  EXPECT_FALSE(check_exposition("# HELP m x\n# TYPE m gauge\nm 1\nm 1\n").empty());
+  EXPECT_FALSE(check_exposition("# HELP m x\n# TYPE m gauge\nm one\n").empty());
+  EXPECT_TRUE(check_exposition("# HELP m x\n# TYPE m gauge\nm{a=\"\\\"\"} 1.5e3\n").empty());
+}
+
+}  // namespace
+}  // namespace kiln::report

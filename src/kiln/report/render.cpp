@@ -1,0 +1,198 @@
+// render_text and render_junit (report.h). render_html is in html.cpp.
+
+#include <fmt/format.h>
+#include <pugixml.hpp>
+
+#include <sstream>
+
+#include "kiln/report/report.h"
+
+namespace kiln::report {
+namespace {
+
+std::string text_of(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "";
+  return value.dump();
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string gpus_cell(const Json& job) {
+  if (job["gpus"].empty()) return "-";
+  std::string cell;
+  for (const auto& g : job["gpus"])
+    cell += fmt::format("{}{}", cell.empty() ? "" : ",", text_of(g.value("index", Json(""))));
+  return cell;
+}
+
+std::string tests_cell(const Json& totals) {
+  if (totals["total"].get<int>() == 0) return "-";
+  return fmt::format("{}/{}", totals["passed"].get<int>(),
+                     totals["total"].get<int>() - totals["skipped"].get<int>());
+}
+
+std::string table(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (widths.size() <= c) widths.push_back(0);
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const Json& report) {
+  const auto& run = report["run"];
+  std::string out = fmt::format(
+      "Run #{} (id {}): {} · {} · {} · {}\nstatus: {}   duration: {}\n", run["number"].get<int64_t>(),
+      run["id"].get<int64_t>(), text_of(run["name"]), text_of(run["event"]), text_of(run["ref"]),
+      text_of(run["sha"]).substr(0, 12), text_of(run["status"]),
+      format_ms(run["duration_ms"].get<std::int64_t>()));
+
+  out += "\nJOBS\n";
+  std::vector<std::vector<std::string>> rows = {{"STATUS", "DURATION", "GPUS", "TESTS", "JOB"}};
+  for (const auto& job : report["jobs"])
+    rows.push_back({text_of(job["conclusion"]).empty() ? text_of(job["status"])
+                                                        : text_of(job["conclusion"]),
+                    format_ms(job["duration_ms"].get<std::int64_t>()), gpus_cell(job),
+                    tests_cell(job["tests"]), text_of(job["name"])});
+  out += table(rows, "  ");
+  for (const auto& job : report["jobs"]) {
+    out += fmt::format("\n  {}\n", text_of(job["name"]));
+    if (!text_of(job["message"]).empty()) out += fmt::format("    {}\n", text_of(job["message"]));
+    for (const auto& step : job["steps"])
+      out += fmt::format("    {:<9} {:>8}  {}\n",
+                         text_of(step["conclusion"]).empty() ? text_of(step["status"])
+                                                             : text_of(step["conclusion"]),
+                         format_ms(step["duration_ms"].get<std::int64_t>()),
+                         text_of(step["name"]));
+    if (job["gpu_summary"].is_object()) {
+      std::string summary;
+      for (const auto& [key, value] : job["gpu_summary"].items())
+        if (value.is_primitive())
+          summary += fmt::format("{}{}={}", summary.empty() ? "" : " ", key, text_of(value));
+      out += fmt::format("    GPU: {}\n", summary);
+    }
+  }
+
+  const auto& tests = report["tests"];
+  out += "\nTESTS\n";
+  if (tests["total"].get<int>() == 0) {
+    out += "  no test results (docs/reports.md says where Kiln looks)\n";
+  } else {
+    out += fmt::format("  {} passed, {} failed, {} errors, {} skipped, {} flaky ({:.2f}s)\n",
+                       tests["passed"].get<int>(), tests["failed"].get<int>(),
+                       tests["errors"].get<int>(), tests["skipped"].get<int>(),
+                       tests["flaky"].get<int>(), tests["seconds"].get<double>());
+    if (!tests["failures"].empty()) {
+      out += "\nFAILURES\n";
+      for (const auto& f : tests["failures"])
+        out += fmt::format("  {} › {} ({}): {}\n", text_of(f["job"]), text_of(f["test"]),
+                           text_of(f["status"]), first_line(text_of(f["message"])));
+    }
+    if (!tests["flaky_tests"].empty()) {
+      out += "\nFLAKY (failed in another run of this commit)\n";
+      for (const auto& f : tests["flaky_tests"])
+        out += fmt::format("  {} › {}\n", text_of(f["job"]), text_of(f["test"]));
+    }
+    out += "\nSLOWEST TESTS\n";
+    for (const auto& s : tests["slowest"])
+      out += fmt::format("  {:>9.3f}s  {} › {}\n", s["seconds"].get<double>(), text_of(s["job"]),
+                         text_of(s["test"]));
+  }
+
+  if (!report["benchmarks"].empty()) {
+    out += "\nBENCHMARKS\n";
+    std::vector<std::vector<std::string>> bench = {{"JOB", "BENCHMARK", "METRIC", "VALUE", "UNIT"}};
+    for (const auto& b : report["benchmarks"])
+      bench.push_back({text_of(b["job"]), text_of(b["benchmark"]), text_of(b["metric"]),
+                       fmt::format("{:.6g}", b["value"].get<double>()), text_of(b["unit"])});
+    out += table(bench, "  ");
+  }
+  return out;
+}
+
+std::string render_junit(const Json& report) {
+  pugi::xml_document document;
+  auto declaration = document.append_child(pugi::node_declaration);
+  declaration.append_attribute("version") = "1.0";
+  declaration.append_attribute("encoding") = "UTF-8";
+  const auto& run = report["run"];
+  auto suites = document.append_child("testsuites");
+  suites.append_attribute("name") =
+      fmt::format("kiln run #{}: {}", run["number"].get<int64_t>(), text_of(run["name"])).c_str();
+  int all_tests = 0, all_failures = 0, all_skipped = 0;
+  double all_time = 0;
+  for (const auto& job : report["jobs"]) {
+    auto suite = suites.append_child("testsuite");
+    suite.append_attribute("name") = text_of(job["name"]).c_str();
+    int tests = 0, failures = 0, skipped = 0;
+    double time = 0;
+    for (const auto& step : job["steps"]) {
+      auto testcase = suite.append_child("testcase");
+      testcase.append_attribute("classname") = text_of(job["key"]).c_str();
+      testcase.append_attribute("name") = text_of(step["name"]).c_str();
+      double seconds = std::max<std::int64_t>(0, step["duration_ms"].get<std::int64_t>()) / 1000.0;
+      testcase.append_attribute("time") = fmt::format("{:.3f}", seconds).c_str();
+      ++tests;
+      time += seconds;
+      std::string conclusion = text_of(step["conclusion"]);
+      if (conclusion == "failure") {
+        ++failures;
+        auto failure = testcase.append_child("failure");
+        std::string message =
+            step["exit_code"].is_number()
+                ? fmt::format("step failed with exit code {}", step["exit_code"].get<int>())
+                : std::string("step failed");
+        failure.append_attribute("message") = message.c_str();
+        if (!text_of(job["message"]).empty())
+          failure.append_child(pugi::node_pcdata).set_value(text_of(job["message"]).c_str());
+      } else if (conclusion == "skipped" || conclusion == "cancelled") {
+        ++skipped;
+        testcase.append_child("skipped").append_attribute("message") = conclusion.c_str();
+      }
+    }
+    // A job that failed before any step (set-up, services) is one failed test case.
+    if (job["steps"].empty() && text_of(job["conclusion"]) == "failure") {
+      auto testcase = suite.append_child("testcase");
+      testcase.append_attribute("classname") = text_of(job["key"]).c_str();
+      testcase.append_attribute("name") = "set up job";
+      testcase.append_attribute("time") = "0";
+      testcase.append_child("failure").append_attribute("message") =
+          text_of(job["message"]).c_str();
+      ++tests;
+      ++failures;
+    }
+    suite.append_attribute("tests") = tests;
+    suite.append_attribute("failures") = failures;
+    suite.append_attribute("errors") = 0;
+    suite.append_attribute("skipped") = skipped;
+    suite.append_attribute("time") = fmt::format("{:.3f}", time).c_str();
+    all_tests += tests;
+    all_failures += failures;
+    all_skipped += skipped;
+    all_time += time;
+  }
+  suites.append_attribute("tests") = all_tests;
+  suites.append_attribute("failures") = all_failures;
+  suites.append_attribute("errors") = 0;
+  suites.append_attribute("skipped") = all_skipped;
+  suites.append_attribute("time") = fmt::format("{:.3f}", all_time).c_str();
+  std::ostringstream out;
+  document.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
+  return out.str();
+}
+
+}  // namespace kiln::report

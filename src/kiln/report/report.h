@@ -1,0 +1,46 @@
+#pragma once
+// Run reports (docs/reports.md): one JSON document built from the Store — the run, its jobs
+// (status, duration, granted GPUs, GPU summary, steps, test totals), test failures, the slowest
+// tests, flaky tests, the run's benchmark results with their recent history, and GPU samples
+// when a telemetry reader is given — and renderers for it: text, HTML (one self-contained
+// file) and JUnit XML (Kiln's own jobs and steps, for another CI to consume).
+//
+// `kiln report RUN --format json` prints the document itself; the renderers read only it, so a
+// field added to the document (telemetry, trends) is one change in build_run_report and one in
+// each renderer that shows it.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/result.h"
+#include "kiln/store/store.h"
+
+namespace kiln::report {
+
+using Json = nlohmann::ordered_json;
+
+struct ReportOptions {
+  int slowest = 10;           // the N slowest tests
+  int max_failures = 100;     // failures listed (the totals count all)
+  int benchmark_history = 20;  // points of each benchmark series' trend
+  // GPU samples of a job, for the utilization/memory charts: an array of series
+  // {"gpu": "0", "uuid": "...", "points": [{"t": ms, "util": %, "mem_mib": n}, ...]}. Empty or
+  // unset: the report says "no GPU samples". Set by the caller that can read telemetry.
+  std::function<Json(const store::Job&)> gpu_samples;
+};
+
+// not_found when the run does not exist.
+Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
+                              const ReportOptions& options = {});
+
+std::string render_text(const Json& report);
+std::string render_html(const Json& report);
+std::string render_junit(const Json& report);
+
+// "1.2s", "3m04s", "250ms" for a duration in milliseconds; "-" for a negative one.
+std::string format_ms(std::int64_t ms);
+
+}  // namespace kiln::report

@@ -1,0 +1,172 @@
+// build_run_report: the report document from the Store (report.h).
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "kiln/report/report.h"
+
+namespace kiln::report {
+namespace {
+
+std::int64_t duration_of(store::TimeMs started, store::TimeMs finished) {
+  return started > 0 && finished >= started ? finished - started : -1;
+}
+
+std::string conclusion_text(const std::optional<store::Conclusion>& conclusion) {
+  return conclusion ? std::string(store::to_string(*conclusion)) : std::string();
+}
+
+std::string test_id(const store::TestCase& c) {
+  return c.classname.empty() ? c.name : c.classname + "::" + c.name;
+}
+
+}  // namespace
+
+std::string format_ms(std::int64_t ms) {
+  if (ms < 0) return "-";
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  if (ms < 60'000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
+  std::int64_t seconds = ms / 1000;
+  if (seconds < 3600) return fmt::format("{}m{:02}s", seconds / 60, seconds % 60);
+  return fmt::format("{}h{:02}m", seconds / 3600, (seconds % 3600) / 60);
+}
+
+Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
+                              const ReportOptions& options) {
+  KILN_TRY(auto detail, store.get_run_detail(run_id));
+  const auto& run = detail.run;
+  Json report;
+  report["kiln_report"] = 1;
+  report["run"] = {{"id", run.id},
+                   {"number", run.number},
+                   {"repository", run.repository},
+                   {"workflow", run.workflow_path},
+                   {"name", run.workflow_name},
+                   {"event", run.event},
+                   {"ref", run.ref},
+                   {"sha", run.sha},
+                   {"status", store::to_string(run.status)},
+                   {"created_at", run.created_at},
+                   {"started_at", run.started_at},
+                   {"finished_at", run.finished_at},
+                   {"duration_ms", duration_of(run.started_at, run.finished_at)}};
+
+  store::TestCaseQuery query;
+  query.run_id = run_id;
+  KILN_TRY(auto cases, store.list_test_cases(query));
+  std::map<std::int64_t, std::string> job_names;
+  for (const auto& [job, steps] : detail.jobs) job_names[job.id] = job.name.empty() ? job.key : job.name;
+
+  Json jobs = Json::array();
+  for (const auto& [job, steps] : detail.jobs) {
+    Json row = {{"id", job.id},
+                {"key", job.key},
+                {"name", job_names[job.id]},
+                {"status", store::to_string(job.status)},
+                {"conclusion", conclusion_text(job.conclusion)},
+                {"started_at", job.started_at},
+                {"finished_at", job.finished_at},
+                {"duration_ms", duration_of(job.started_at, job.finished_at)},
+                {"message", job.message},
+                {"labels", job.labels.is_array() ? Json(job.labels) : Json::array()}};
+    row["gpus"] = job.extra.contains("gpus") ? Json(job.extra["gpus"]) : Json::array();
+    // The telemetry's per-job summary (peak/mean memory, utilization, energy...), when present.
+    row["gpu_summary"] = job.extra.contains("gpu") ? Json(job.extra["gpu"]) : Json(nullptr);
+    Json step_rows = Json::array();
+    for (const auto& step : steps)
+      step_rows.push_back({{"index", step.index},
+                           {"name", step.name},
+                           {"status", store::to_string(step.status)},
+                           {"conclusion", conclusion_text(step.conclusion)},
+                           {"exit_code", step.exit_code ? Json(*step.exit_code) : Json(nullptr)},
+                           {"duration_ms", duration_of(step.started_at, step.finished_at)}});
+    row["steps"] = std::move(step_rows);
+    Json totals = {{"total", 0}, {"passed", 0},  {"failed", 0}, {"errors", 0},
+                   {"skipped", 0}, {"flaky", 0}, {"seconds", 0.0}};
+    for (const auto& c : cases) {
+      if (c.job_id != job.id) continue;
+      totals["total"] = totals["total"].get<int>() + 1;
+      const char* key = c.status == "passed"    ? "passed"
+                        : c.status == "failed"  ? "failed"
+                        : c.status == "error"   ? "errors"
+                                                : "skipped";
+      totals[key] = totals[key].get<int>() + 1;
+      if (c.flaky) totals["flaky"] = totals["flaky"].get<int>() + 1;
+      totals["seconds"] = totals["seconds"].get<double>() + c.seconds;
+    }
+    row["tests"] = std::move(totals);
+    Json samples = options.gpu_samples ? options.gpu_samples(job) : Json::array();
+    row["gpu_samples"] = samples.is_array() ? samples : Json::array();
+    jobs.push_back(std::move(row));
+  }
+  report["jobs"] = std::move(jobs);
+
+  Json tests = {{"total", 0}, {"passed", 0},  {"failed", 0}, {"errors", 0},
+                {"skipped", 0}, {"flaky", 0}, {"seconds", 0.0}};
+  for (const auto& job : report["jobs"])
+    for (const char* key : {"total", "passed", "failed", "errors", "skipped", "flaky"})
+      tests[key] = tests[key].get<int>() + job["tests"][key].get<int>();
+  for (const auto& job : report["jobs"])
+    tests["seconds"] = tests["seconds"].get<double>() + job["tests"]["seconds"].get<double>();
+  Json failures = Json::array(), flaky = Json::array();
+  for (const auto& c : cases) {
+    if ((c.status == "failed" || c.status == "error") &&
+        static_cast<int>(failures.size()) < options.max_failures)
+      failures.push_back({{"job", job_names[c.job_id]},
+                          {"test", test_id(c)},
+                          {"status", c.status},
+                          {"message", c.message},
+                          {"details", c.details},
+                          {"file", c.file}});
+    if (c.flaky) flaky.push_back({{"job", job_names[c.job_id]}, {"test", test_id(c)}});
+  }
+  std::vector<const store::TestCase*> by_time;
+  for (const auto& c : cases) by_time.push_back(&c);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+  Json slowest = Json::array();
+  for (const auto* c : by_time) {
+    if (static_cast<int>(slowest.size()) >= options.slowest) break;
+    slowest.push_back(
+        {{"job", job_names[c->job_id]}, {"test", test_id(*c)}, {"seconds", c->seconds},
+         {"status", c->status}});
+  }
+  tests["failures"] = std::move(failures);
+  tests["slowest"] = std::move(slowest);
+  tests["flaky_tests"] = std::move(flaky);
+  report["tests"] = std::move(tests);
+
+  // The run's benchmark results, each with the recent values of its series (same repository,
+  // benchmark, metric, branch and testbed) for a trend line.
+  store::BenchmarkQuery bench_query;
+  bench_query.run_id = run_id;
+  KILN_TRY(auto results, store.list_benchmark_results(bench_query));
+  Json benchmarks = Json::array();
+  for (const auto& r : results) {
+    store::BenchmarkQuery series;
+    series.repository = r.repository;
+    series.benchmark = r.benchmark;
+    series.metric = r.metric;
+    series.branch = r.branch;
+    series.testbed = r.testbed;
+    series.limit = options.benchmark_history;
+    Json history = Json::array();
+    if (auto points = store.list_benchmark_results(series))
+      for (const auto& p : *points) history.push_back(p.value);
+    benchmarks.push_back({{"job", r.job_id ? job_names[*r.job_id] : std::string()},
+                          {"benchmark", r.benchmark},
+                          {"metric", r.metric},
+                          {"value", r.value},
+                          {"unit", r.unit},
+                          {"direction", r.direction},
+                          {"branch", r.branch},
+                          {"testbed", r.testbed},
+                          {"history", std::move(history)}});
+  }
+  report["benchmarks"] = std::move(benchmarks);
+  return report;
+}
+
+}  // namespace kiln::report
