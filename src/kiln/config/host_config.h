@@ -14,6 +14,10 @@
 //       memory_tolerance_after_job: 512M
 //       memory_grace: 10s                  # 500ms, 10s, 2m
 //       provider_deadline: 10s
+//     telemetry:                           # gpu/telemetry.h, docs/gpus.md "Telemetry"
+//       enabled: true                      # false: no sampling (no GPU summary, no budgets)
+//       interval: 1s                       # 100ms (10 Hz) at the fastest
+//       memory_budget: 40G                 # default GPU memory budget per GPU of a job
 
 #include <filesystem>
 #include <optional>
@@ -23,6 +27,7 @@
 #include "kiln/core/result.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
+#include "kiln/gpu/telemetry.h"
 
 namespace kiln::config {
 
@@ -31,6 +36,7 @@ struct HostConfig {
   std::optional<std::filesystem::path> host_store;
   gpu::GpuLabelMap gpu_labels;
   gpu::HealthPolicy gpu_health;
+  gpu::TelemetryPolicy gpu_telemetry;
 };
 
 // `file` names the text in errors and anchors relative paths.
