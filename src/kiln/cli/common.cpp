@@ -41,6 +41,7 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   KILN_TRY(auto config, config::find_host_config(explicit_file));
   options.gpu_labels = std::move(config.gpu_labels);
   options.gpu_health = config.gpu_health;
+  options.gpu_telemetry = config.gpu_telemetry;
   if (config.host_store) options.host_store = *config.host_store;
   options.container_engine = config.container_engine;
   if (!config.pull_policy.empty()) options.pull_policy = config.pull_policy;

@@ -66,7 +66,8 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
                       {"labels", job.labels},
                       {"outputs", outputs},
                       {"steps", steps},
-                      {"perf", job.perf}});
+                      {"perf", job.perf},
+                      {"gpu", job.gpu}});
     }
     out["runs"].push_back({{"id", run.run_id},
                            {"workflow", run.workflow_path.string()},

@@ -155,6 +155,23 @@ void print_summary(std::FILE* out, const engine::RunReport& report, bool colour)
           colourise(colour, conclusion_colour(job.conclusion), padded),
           job.conclusion == engine::Conclusion::skipped ? "-" : format_duration(job.duration));
     }
+    // The GPU summary of each job that held GPUs (docs/gpus.md "Telemetry").
+    for (const auto& job : run.jobs) {
+      if (!job.gpu.is_object()) continue;
+      const auto& g = job.gpu;
+      auto number = [&](const char* key, const char* format_unit) -> std::string {
+        return g[key].is_number() ? fmt::format(fmt::runtime(format_unit), g[key].get<double>())
+                                  : "-";
+      };
+      fmt::print(out,
+                 "  GPU {}: {} GPU(s), memory peak {} MiB mean {:.0f} MiB, utilization {}, "
+                 "energy {}, max {}, throttled {:.1f} s, GPU-seconds busy {:.1f} of {:.1f} held\n",
+                 job.key, g["gpus"].get<int>(), g["peak_memory_mib"].get<std::uint64_t>(),
+                 g["mean_memory_mib"].get<double>(), number("mean_utilization_pct", "{:.0f}%"),
+                 number("energy_wh", "{:.3f} Wh"), number("max_temperature_c", "{:.0f} C"),
+                 g["throttled_seconds"].get<double>(), g["gpu_seconds_busy"].get<double>(),
+                 g["gpu_seconds_held"].get<double>());
+    }
   }
   std::fflush(out);
 }

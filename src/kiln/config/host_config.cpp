@@ -92,6 +92,43 @@ Status read_health(const Reader& reader, const YAML::Node& node, gpu::HealthPoli
   return {};
 }
 
+Status read_telemetry(const Reader& reader, const YAML::Node& node,
+                      gpu::TelemetryPolicy& telemetry) {
+  KILN_TRY_VOID(
+      reader.mapping(node, "gpus.telemetry", {"enabled", "interval", "memory_budget"}));
+  if (!node || node.IsNull()) return {};
+  for (const auto& entry : node) {
+    auto key = entry.first.as<std::string>();
+    auto path = "gpus.telemetry." + key;
+    KILN_TRY(auto text, reader.scalar(entry.second, path));
+    auto attach = [&](Error error) {
+      error.message = fmt::format("{}: {}", path, error.message);
+      error.where = reader.where(entry.second);
+      return std::unexpected(std::move(error));
+    };
+    if (key == "enabled") {
+      if (text != "true" && text != "false")
+        return reader.error(entry.second, "{}: expected true or false, got '{}'", path, text);
+      telemetry.enabled = text == "true";
+    } else if (key == "interval") {
+      auto duration = parse_duration(text);
+      if (!duration) return attach(duration.error());
+      if (*duration < gpu::k_min_sample_interval)
+        return reader.error(entry.second, "{}: {} is faster than 10 Hz (at least 100ms)", path,
+                            text);
+      telemetry.interval = *duration;
+    } else {
+      auto amount = gpu::parse_memory_amount(text);
+      if (!amount) return attach(amount.error());
+      if (amount->percent)
+        return reader.error(entry.second, "{}: a budget is an amount (40G, 512M), not a percentage",
+                            path);
+      telemetry.memory_budget_mib = amount->mib;
+    }
+  }
+  return {};
+}
+
 Status read_labels(const Reader& reader, const YAML::Node& node, gpu::GpuLabelMap& labels) {
   if (!node || node.IsNull()) return {};
   if (!node.IsMap()) return reader.error(node, "gpus.labels: expected a mapping");
@@ -232,9 +269,10 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
       config.host_store = resolved;
     }
     if (auto gpus = root["gpus"]; gpus && !gpus.IsNull()) {
-      KILN_TRY_VOID(reader.mapping(gpus, "gpus", {"labels", "health"}));
+      KILN_TRY_VOID(reader.mapping(gpus, "gpus", {"labels", "health", "telemetry"}));
       KILN_TRY_VOID(read_labels(reader, gpus["labels"], config.gpu_labels));
       KILN_TRY_VOID(read_health(reader, gpus["health"], config.gpu_health));
+      KILN_TRY_VOID(read_telemetry(reader, gpus["telemetry"], config.gpu_telemetry));
     }
   } catch (const YAML::Exception& e) {
     return make_error(ErrorCode::invalid_input, e.msg,

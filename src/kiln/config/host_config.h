@@ -14,6 +14,10 @@
 //       memory_tolerance_after_job: 512M
 //       memory_grace: 10s                  # 500ms, 10s, 2m
 //       provider_deadline: 10s
+//     telemetry:                           # gpu/telemetry.h, docs/gpus.md "Telemetry"
+//       enabled: true                      # false: no sampling (no GPU summary, no budgets)
+//       interval: 1s                       # 100ms (10 Hz) at the fastest
+//       memory_budget: 40G                 # default GPU memory budget per GPU of a job
 //   containers:                            # container/options.h, docs/containers.md
 //     engine: podman                       # podman, docker, auto or a path (default auto)
 //     pull: missing                        # never, missing, always
@@ -30,6 +34,7 @@
 #include "kiln/container/options.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
+#include "kiln/gpu/telemetry.h"
 
 namespace kiln::config {
 
@@ -41,6 +46,7 @@ struct HostConfig {
   std::string container_engine;  // empty: not set here
   std::string pull_policy;       // empty: not set here
   container::ContainerPolicy container_policy;
+  gpu::TelemetryPolicy gpu_telemetry;
 };
 
 // `file` names the text in errors and anchors relative paths.

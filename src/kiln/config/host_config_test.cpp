@@ -55,6 +55,21 @@ TEST(HostConfig, ContainerPolicy) {
   EXPECT_EQ(policy.pids_limit, "4096");
 }
 
+TEST(HostConfig, Telemetry) {
+  auto config = parse_host_config(
+      "gpus:\n  telemetry:\n    enabled: false\n    interval: 100ms\n    memory_budget: 40G\n",
+      "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_FALSE(config->gpu_telemetry.enabled);
+  EXPECT_EQ(config->gpu_telemetry.interval, 100ms);
+  EXPECT_EQ(config->gpu_telemetry.memory_budget_mib, 40u * 1024);
+  auto defaults = parse_host_config("", "kiln.yml");
+  ASSERT_TRUE(defaults);
+  EXPECT_TRUE(defaults->gpu_telemetry.enabled);
+  EXPECT_EQ(defaults->gpu_telemetry.interval, 1000ms);
+  EXPECT_FALSE(defaults->gpu_telemetry.memory_budget_mib);
+}
+
 TEST(HostConfig, EmptyMeansDefaults) {
   auto config = parse_host_config("", "kiln.yml");
   ASSERT_TRUE(config);
@@ -71,7 +86,7 @@ TEST(HostConfig, ErrorsSayWhere) {
   };
   const Case cases[] = {
       {"gpus:\n  lables: {}\n", 2, 3,
-       "gpus: unknown key 'lables' (known: health, labels)"},
+       "gpus: unknown key 'lables' (known: health, labels, telemetry)"},
       {"gpus:\n  health:\n    memory_grace: 10x\n", 3, 19,
        "gpus.health.memory_grace: '10x' is not a duration (e.g. 500ms, 10s, 2m)"},
       {"gpus:\n  health:\n    max_memory_used_before_job: lots\n", 3, 33,
@@ -79,6 +94,15 @@ TEST(HostConfig, ErrorsSayWhere) {
        "512M, 2G, 5%)"},
       {"gpus:\n  labels:\n    gpu-a100: gpu:two\n", 3, 15,
        "runs-on label 'gpu:two': the GPU count must be a positive integer or 'all'"},
+      {"gpus:\n  telemetry:\n    interval: 50ms\n", 3, 15,
+       "gpus.telemetry.interval: 50ms is faster than 10 Hz (at least 100ms)"},
+      {"gpus:\n  telemetry:\n    interval: often\n", 3, 15,
+       "gpus.telemetry.interval: 'often' is not a duration (e.g. 500ms, 10s, 2m)"},
+      {"gpus:\n  telemetry:\n    enabled: yes\n", 3, 14,
+       "gpus.telemetry.enabled: expected true or false, got 'yes'"},
+      {"gpus:\n  telemetry:\n    memory_budget: 50%\n", 3, 20,
+       "gpus.telemetry.memory_budget: a budget is an amount (40G, 512M), not a percentage"},
+      {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
        "kiln.yml: unknown key 'runners' (known: containers, gpus, host_store)"},
       {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,

@@ -18,6 +18,7 @@
 #include "kiln/container/options.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
+#include "kiln/gpu/telemetry.h"
 #include "kiln/store/records.h"
 
 namespace kiln::store {
@@ -47,6 +48,8 @@ struct RunOptions {
   gpu::HealthPolicy gpu_health;
   // The host config's custom runs-on labels (gpu-a100, linux.rocm.gpu.gfx942.2 ...).
   gpu::GpuLabelMap gpu_labels;
+  // The host config's gpus.telemetry: sampling of GPU jobs (engine/gpu_telemetry.h).
+  gpu::TelemetryPolicy gpu_telemetry;
   bool keep_workspaces = false;
   // --actions-mirror / KILN_ACTIONS_MIRROR: where `owner/repo@ref` actions and reusable
   // workflows are read from (DIR/owner/repo@ref/); unset: such references are errors.
@@ -91,6 +94,8 @@ struct JobSummary {
   int order = 0;  // order in which the job finished (1-based), 0 when it never ran
   // The perf gate's report for the results the job published (perf::to_json), null if none.
   nlohmann::ordered_json perf;
+  // The job's GPU summary (gpu::summary_to_json) when it held GPUs and sampling was on, else null.
+  nlohmann::ordered_json gpu;
 };
 
 struct WorkflowRunSummary {

@@ -167,6 +167,17 @@ Result<bool> GpuSupervisor::lease(const std::vector<int>& gpus, const store::Gpu
   return granted;
 }
 
+std::unique_ptr<gpu::GpuSampler> GpuSupervisor::make_sampler() {
+  std::lock_guard lock(mutex_);
+  if (!provider_) return nullptr;
+  auto name = provider_->name();
+  if (name == "simulated" && options_.simulate_gpus)
+    return gpu::make_simulated_sampler(*options_.simulate_gpus);
+  if (name == "amdgpu-sysfs") return gpu::make_amd_sysfs_sampler(options_.gpu_sysfs_root.value_or("/"));
+  if (name == "nvml") return gpu::make_nvml_sampler(gpu::k_nvml_library);
+  return nullptr;
+}
+
 std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
   std::vector<JobLogLine> lines;
   std::unique_lock lock(mutex_);

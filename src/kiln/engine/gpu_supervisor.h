@@ -16,6 +16,7 @@
 #include "kiln/core/result.h"
 #include "kiln/engine/engine.h"
 #include "kiln/gpu/gpu.h"
+#include "kiln/gpu/telemetry.h"
 #include "kiln/store/store.h"
 
 namespace kiln::engine {
@@ -67,6 +68,10 @@ class GpuSupervisor {
   // baseline, quarantines the GPUs whose memory does not, and releases the job's leases.
   // Returns the lines for the job's log.
   std::vector<JobLogLine> after_job(const std::string& token);
+
+  // A telemetry sampler of the provider that answered (null when none did): the NVML, amdgpu
+  // sysfs or simulated sampler (gpu/telemetry.h).
+  std::unique_ptr<gpu::GpuSampler> make_sampler();
 
   // For `kiln gpus`: each GPU's state, by index, freshly read (Mode::observe).
   Result<std::vector<GpuState>> states();

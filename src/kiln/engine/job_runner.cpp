@@ -14,6 +14,7 @@
 #include "kiln/engine/container_job.h"
 #include "kiln/engine/benchmarks.h"
 #include "kiln/engine/contexts.h"
+#include "kiln/engine/gpu_telemetry.h"
 #include "kiln/engine/hash_files.h"
 #include "kiln/engine/test_results.h"
 #include "kiln/exec/actions.h"
@@ -93,8 +94,10 @@ class JobRun : public ActionHost {
       failed_ = true;
       summary_.reason = status.error().to_string();
     } else {
+      start_gpu_telemetry();
       run_steps();
       run_post_actions();
+      stop_gpu_telemetry();  // before clean_up kills what is left: that is a leak
       collect_tests();
       gate_benchmarks();
     }
@@ -657,6 +660,38 @@ class JobRun : public ActionHost {
     }
   }
 
+  // GPU telemetry (gpu_telemetry.h) while the steps run; the budget's verdict fails the job.
+  void start_gpu_telemetry() {
+    if (setup_.gpus.empty() || !setup_.make_sampler) return;
+    JobTelemetryOptions options;
+    options.sampler = setup_.make_sampler();
+    if (!options.sampler) return;
+    for (const auto& gpu : setup_.gpus) options.gpus.push_back(gpu.index);
+    options.interval = setup_.telemetry.interval;
+    options.deadline = setup_.options->gpu_health.provider_deadline;
+    options.memory_budget_mib = setup_.gpu_memory_budget_mib;
+    options.job_token = token_;
+    telemetry_ = std::make_unique<JobTelemetry>(std::move(options));
+  }
+  void stop_gpu_telemetry() {
+    if (!telemetry_) return;
+    auto outcome = telemetry_->stop();
+    telemetry_.reset();
+    if (!outcome.sample_error.empty())
+      log_kiln("warning", "GPU telemetry: " + outcome.sample_error);
+    for (const auto& leak : outcome.leaks) log_kiln("warning", leak);
+    if (!outcome.budget_failure.empty()) {
+      log_kiln("error", outcome.budget_failure);
+      failed_ = true;
+      summary_.reason = outcome.budget_failure;
+    }
+    summary_.gpu = gpu::summary_to_json(outcome.summary);
+    if (auto row = setup_.store->get_job(setup_.job_row)) {
+      row->extra["gpu"] = summary_.gpu;
+      (void)setup_.store->update_job(*row);
+    }
+  }
+
   // Post steps in reverse order: each decides whether it runs (post-if, save-always).
   void run_post_actions() {
     for (auto it = post_actions_.rbegin(); it != post_actions_.rend(); ++it)
@@ -795,6 +830,7 @@ class JobRun : public ActionHost {
   nlohmann::json test_totals_;
   std::optional<BenchmarkCollector> benchmarks_;
   std::string token_;
+  std::unique_ptr<JobTelemetry> telemetry_;
   expr::Context context_;
   core::Environment base_env_;
   std::map<std::string, std::string> job_env_;

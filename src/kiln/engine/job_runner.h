@@ -50,6 +50,11 @@ struct JobSetup {
   // The granted GPUs themselves: a job container gets their device nodes (container_job.h),
   // the perf gate names its testbed by their model and driver.
   std::vector<gpu::GpuInfo> gpus;
+  // For a job holding GPUs: its telemetry sampler (null: no sampling), the policy, and the
+  // job's GPU memory budget in MiB (its gpu-mem-budget label, else the policy's; 0: none).
+  std::function<std::unique_ptr<gpu::GpuSampler>()> make_sampler;
+  gpu::TelemetryPolicy telemetry;
+  std::uint64_t gpu_memory_budget_mib = 0;
   std::filesystem::path kiln_dir;             // <repository>/.kiln
   const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
 };

@@ -728,6 +728,12 @@ class Scheduler {
     if (!instance.gpus.empty())
       setup.after_job = [this, token = instance.token] { return gpus_.after_job(token); };
     setup.gpus = instance.gpus;
+    setup.telemetry = options_.gpu_telemetry;
+    if (!instance.gpus.empty() && options_.gpu_telemetry.enabled)
+      setup.make_sampler = [this] { return gpus_.make_sampler(); };
+    setup.gpu_memory_budget_mib = instance.gpu_request.memory_budget_mib > 0
+                                      ? instance.gpu_request.memory_budget_mib
+                                      : options_.gpu_telemetry.memory_budget_mib.value_or(0);
     setup.kiln_dir = kiln_dir_;
     setup.cancel = &instance.cancel;
     observer_.job_started(instance.planned.key);

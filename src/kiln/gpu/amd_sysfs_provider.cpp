@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "kiln/gpu/deadline.h"
+#include "kiln/gpu/telemetry.h"
 
 namespace kiln::gpu {
 
@@ -314,6 +315,95 @@ Result<Inventory> read_amd_sysfs(const std::filesystem::path& root) {
 Result<Inventory> AmdSysfsProvider::inventory(std::chrono::milliseconds deadline) {
   return call_with_deadline<Inventory>([root = root_] { return read_amd_sysfs(root); }, deadline,
                                        "the amdgpu sysfs tree");
+}
+
+namespace {
+
+// The current level of a pp_dpm_* table: the line marked '*' ("2: 1700Mhz *").
+std::optional<std::uint32_t> current_dpm_mhz(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find('*') == std::string::npos) continue;
+    auto colon = line.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    std::uint32_t mhz = 0;
+    auto start = line.find_first_of("0123456789", colon);
+    if (start == std::string::npos) return std::nullopt;
+    auto [end, ec] = std::from_chars(line.data() + start, line.data() + line.size(), mhz);
+    if (ec != std::errc{}) return std::nullopt;
+    return mhz;
+  }
+  return std::nullopt;
+}
+
+// One card's telemetry files, found once.
+struct AmdSampleFiles {
+  fs::path device;
+  fs::path hwmon;  // empty: none
+};
+
+class AmdSysfsSampler : public GpuSampler {
+ public:
+  explicit AmdSysfsSampler(fs::path root) : root_(std::move(root)) {}
+
+  Result<std::vector<GpuSample>> sample(const std::vector<int>& indices,
+                                        std::chrono::milliseconds deadline) override {
+    if (!files_) {
+      std::vector<AmdSampleFiles> files;
+      for (const auto& card : amd_cards(root_)) {
+        AmdSampleFiles f{card.device, {}};
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(card.device / "hwmon", ec)) {
+          f.hwmon = entry.path();  // amdgpu registers one hwmon device per card
+          break;
+        }
+        files.push_back(std::move(f));
+      }
+      files_ = std::make_shared<const std::vector<AmdSampleFiles>>(std::move(files));
+    }
+    return call_with_deadline<std::vector<GpuSample>>(
+        [files = files_, indices]() -> Result<std::vector<GpuSample>> {
+          std::vector<GpuSample> samples;
+          for (int index : indices) {
+            if (index < 0 || static_cast<std::size_t>(index) >= files->size())
+              return fail(ErrorCode::not_found, "amdgpu sysfs: no GPU {}", index);
+            const auto& f = (*files)[static_cast<std::size_t>(index)];
+            GpuSample s;
+            s.index = index;
+            s.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+            if (auto v = read_number<unsigned>(f.device / "gpu_busy_percent")) s.utilization_pct = *v;
+            if (auto v = read_number<unsigned>(f.device / "mem_busy_percent"))
+              s.memory_utilization_pct = *v;
+            s.memory_used_mib =
+                read_number<std::uint64_t>(f.device / "mem_info_vram_used").value_or(0) / k_mib;
+            s.sm_clock_mhz = current_dpm_mhz(f.device / "pp_dpm_sclk");
+            s.memory_clock_mhz = current_dpm_mhz(f.device / "pp_dpm_mclk");
+            if (!f.hwmon.empty()) {
+              if (auto v = read_number<std::int64_t>(f.hwmon / "temp1_input"))
+                s.temperature_c = static_cast<double>(*v) / 1000.0;  // millidegrees
+              auto uw = read_number<std::uint64_t>(f.hwmon / "power1_average");
+              if (!uw) uw = read_number<std::uint64_t>(f.hwmon / "power1_input");
+              if (uw) s.power_w = static_cast<double>(*uw) / 1e6;  // microwatts
+            }
+            samples.push_back(std::move(s));
+          }
+          return samples;
+        },
+        deadline, "the amdgpu sysfs tree");
+  }
+
+ private:
+  fs::path root_;
+  std::shared_ptr<const std::vector<AmdSampleFiles>> files_;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuSampler> make_amd_sysfs_sampler(const std::filesystem::path& root) {
+  return std::make_unique<AmdSysfsSampler>(root);
 }
 
 }  // namespace kiln::gpu

@@ -74,6 +74,15 @@ constexpr int k_p2p_caps_index_nvlink = 2;  // nvmlGpuP2PCapsIndex_t NVML_P2P_CA
 constexpr int k_p2p_status_ok = 0;          // nvmlGpuP2PStatus_t NVML_P2P_STATUS_OK
 constexpr int k_feature_enabled = 1;        // nvmlEnableState_t NVML_FEATURE_ENABLED
 
+// Telemetry (telemetry.h), from the same reference.
+struct Utilization {  // nvmlUtilization_t: percent of the last sample period
+  unsigned int gpu;
+  unsigned int memory;
+};
+constexpr int k_temperature_gpu = 0;  // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
+constexpr int k_clock_sm = 1;         // nvmlClockType_t NVML_CLOCK_SM
+constexpr int k_clock_mem = 2;        // nvmlClockType_t NVML_CLOCK_MEM
+
 extern "C" {
 using InitFn = Return (*)();                                    // nvmlInit_v2
 using ShutdownFn = Return (*)();                                // nvmlShutdown
@@ -98,6 +107,15 @@ using EventSetCreateFn = Return (*)(EventSet*);                          // nvml
 using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);  // ..RegisterEvents
 using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);   // nvmlEventSetWait_v2
 using EventSetFreeFn = Return (*)(EventSet);                             // nvmlEventSetFree
+using GetUtilizationRatesFn = Return (*)(Device, Utilization*);  // ..GetUtilizationRates
+using GetTemperatureFn = Return (*)(Device, int, unsigned int*);  // ..GetTemperature (C)
+using GetPowerUsageFn = Return (*)(Device, unsigned int*);        // ..GetPowerUsage (mW)
+// nvmlDeviceGetTotalEnergyConsumption: mJ since the driver loaded (Volta and later)
+using GetTotalEnergyFn = Return (*)(Device, unsigned long long*);
+using GetClockInfoFn = Return (*)(Device, int, unsigned int*);  // ..GetClockInfo (MHz)
+// nvmlDeviceGetCurrentClocksEventReasons (r535+), else ..GetCurrentClocksThrottleReasons:
+// the same bit mask under its older name.
+using GetClocksEventReasonsFn = Return (*)(Device, unsigned long long*);
 }
 
 }  // namespace kiln::gpu::nvml

@@ -9,40 +9,9 @@
 
 #include "kiln/gpu/deadline.h"
 #include "kiln/gpu/nvml_abi.h"
+#include "kiln/gpu/nvml_api.h"
 
 namespace kiln::gpu {
-
-struct NvmlApi {
-  std::string library;
-  nvml::InitFn init = nullptr;
-  nvml::ShutdownFn shutdown = nullptr;
-  nvml::ErrorStringFn error_string = nullptr;
-  nvml::GetCountFn get_count = nullptr;
-  nvml::GetHandleByIndexFn get_handle = nullptr;
-  nvml::GetStringFn get_name = nullptr;
-  nvml::GetStringFn get_uuid = nullptr;
-  nvml::GetMemoryInfoFn get_memory = nullptr;
-  nvml::GetPciInfoFn get_pci = nullptr;
-  nvml::GetComputeCapabilityFn get_compute_capability = nullptr;
-  nvml::SystemGetDriverVersionFn get_driver_version = nullptr;
-  // Optional: older drivers or GPUs without them still give an inventory.
-  nvml::GetMinorNumberFn get_minor = nullptr;
-  nvml::GetTopologyCommonAncestorFn get_common_ancestor = nullptr;
-  nvml::GetP2PStatusFn get_p2p_status = nullptr;
-  nvml::GetNvLinkStateFn get_nvlink_state = nullptr;
-  nvml::GetNvLinkRemotePciInfoFn get_nvlink_remote_pci = nullptr;
-  nvml::GetRunningProcessesFn get_processes = nullptr;
-  nvml::GetTotalEccErrorsFn get_ecc_errors = nullptr;
-  nvml::EventSetCreateFn event_set_create = nullptr;
-  nvml::RegisterEventsFn register_events = nullptr;
-  nvml::EventSetWaitFn event_set_wait = nullptr;
-  nvml::EventSetFreeFn event_set_free = nullptr;
-
-  std::string describe(nvml::Return code) const {
-    const char* text = error_string ? error_string(code) : nullptr;
-    return fmt::format("{} (NVML error {})", text ? text : "unknown error", code);
-  }
-};
 
 namespace {
 
@@ -62,27 +31,6 @@ int read_numa_node(const std::filesystem::path& sysfs_root, const nvml::PciInfo&
   int node = -1;
   if (!(in >> node) || node < -1) return -1;
   return node;
-}
-
-// The compute processes on a device; none when the query is not supported.
-std::vector<GpuProcess> read_processes(const NvmlApi& api, nvml::Device device) {
-  std::vector<GpuProcess> processes;
-  if (!api.get_processes) return processes;
-  std::vector<nvml::ProcessInfo> infos(16);
-  unsigned count = static_cast<unsigned>(infos.size());
-  auto rc = api.get_processes(device, &count, infos.data());
-  for (int attempt = 0; rc == nvml::k_error_insufficient_size && attempt < 3; ++attempt) {
-    infos.resize(count + 16);  // more processes started between the calls: ask again
-    count = static_cast<unsigned>(infos.size());
-    rc = api.get_processes(device, &count, infos.data());
-  }
-  if (rc != nvml::k_success) return processes;
-  for (unsigned i = 0; i < count && i < infos.size(); ++i) {
-    auto bytes = infos[i].used_gpu_memory;
-    processes.push_back({static_cast<int>(infos[i].pid),
-                         bytes == nvml::k_value_not_available ? 0 : bytes / (1024 * 1024)});
-  }
-  return processes;
 }
 
 // Faults NVML reports: uncorrected ECC errors since the driver loaded (a GPU without ECC, or
@@ -106,6 +54,27 @@ LinkKind kind_of_ancestor(int level) {
 }
 
 }  // namespace
+
+// The compute processes on a device; none when the query is not supported.
+std::vector<GpuProcess> read_nvml_processes(const NvmlApi& api, nvml::Device device) {
+  std::vector<GpuProcess> processes;
+  if (!api.get_processes) return processes;
+  std::vector<nvml::ProcessInfo> infos(16);
+  unsigned count = static_cast<unsigned>(infos.size());
+  auto rc = api.get_processes(device, &count, infos.data());
+  for (int attempt = 0; rc == nvml::k_error_insufficient_size && attempt < 3; ++attempt) {
+    infos.resize(count + 16);  // more processes started between the calls: ask again
+    count = static_cast<unsigned>(infos.size());
+    rc = api.get_processes(device, &count, infos.data());
+  }
+  if (rc != nvml::k_success) return processes;
+  for (unsigned i = 0; i < count && i < infos.size(); ++i) {
+    auto bytes = infos[i].used_gpu_memory;
+    processes.push_back({static_cast<int>(infos[i].pid),
+                         bytes == nvml::k_value_not_available ? 0 : bytes / (1024 * 1024)});
+  }
+  return processes;
+}
 
 Result<std::shared_ptr<const NvmlApi>> load_nvml(const std::string& library) {
   static std::mutex mutex;
@@ -145,6 +114,14 @@ Result<std::shared_ptr<const NvmlApi>> load_nvml(const std::string& library) {
   resolve(handle, "nvmlDeviceRegisterEvents", api->register_events);
   resolve(handle, "nvmlEventSetWait_v2", api->event_set_wait);
   resolve(handle, "nvmlEventSetFree", api->event_set_free);
+  resolve(handle, "nvmlDeviceGetUtilizationRates", api->get_utilization);
+  resolve(handle, "nvmlDeviceGetTemperature", api->get_temperature);
+  resolve(handle, "nvmlDeviceGetPowerUsage", api->get_power);
+  resolve(handle, "nvmlDeviceGetTotalEnergyConsumption", api->get_energy);
+  resolve(handle, "nvmlDeviceGetClockInfo", api->get_clock);
+  resolve(handle, "nvmlDeviceGetCurrentClocksEventReasons", api->get_clock_reasons);
+  if (!api->get_clock_reasons)  // drivers before r535: the same mask under its older name
+    resolve(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", api->get_clock_reasons);
 
   std::pair<const char*, bool> required[] = {
       {"nvmlInit_v2", api->init != nullptr},
@@ -224,7 +201,7 @@ Result<Inventory> read_nvml(const NvmlApi& api, const std::filesystem::path& sys
     unsigned device_minor = 0;
     if (api.get_minor && api.get_minor(device, &device_minor) == nvml::k_success)
       gpu.device_nodes.push_back(fmt::format("/dev/nvidia{}", device_minor));
-    gpu.processes = read_processes(api, device);
+    gpu.processes = read_nvml_processes(api, device);
     gpu.faults = read_faults(api, device);
     inventory.gpus.push_back(std::move(gpu));
   }

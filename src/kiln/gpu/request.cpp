@@ -41,6 +41,7 @@ std::string GpuRequest::to_string() const {
   if (!model.empty()) text += " gpu-model:" + model;
   if (!arch.empty()) text += " gpu-arch:" + arch;
   if (min_free_mib > 0) text += fmt::format(" gpu-mem:{}G", min_free_mib / 1024);
+  if (memory_budget_mib > 0) text += fmt::format(" gpu-mem-budget:{}M", memory_budget_mib);
   return text;
 }
 
@@ -79,7 +80,8 @@ Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels) {
     if (colon == std::string::npos) continue;
     std::string key = text.substr(0, colon);
     std::string value = text.substr(colon + 1);
-    if (key != "gpu-vendor" && key != "gpu-model" && key != "gpu-arch" && key != "gpu-mem")
+    if (key != "gpu-vendor" && key != "gpu-model" && key != "gpu-arch" && key != "gpu-mem" &&
+        key != "gpu-mem-budget")
       continue;
     if (value.empty())
       return fail_at(label.where, "runs-on label '{}': {} needs a value", label.value, key);
@@ -98,6 +100,21 @@ Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels) {
                        "(AMD), e.g. sm_90 or gfx942",
                        label.value);
       KILN_TRY_VOID(set_once(request.arch, value, label, key));
+    } else if (key == "gpu-mem-budget") {
+      // "40g" or "512m" (labels are compared lowercased): MiB of one GPU for the job's processes.
+      std::optional<int> amount;
+      if (value.size() > 1 && (value.back() == 'g' || value.back() == 'm'))
+        amount = parse_count(std::string_view(value).substr(0, value.size() - 1));
+      if (!amount)
+        return fail_at(label.where,
+                       "runs-on label '{}': a budget must be a positive number of GiB or MiB, "
+                       "e.g. gpu-mem-budget:40G or gpu-mem-budget:512M",
+                       label.value);
+      auto mib = static_cast<std::uint64_t>(*amount) * (value.back() == 'g' ? 1024 : 1);
+      if (request.memory_budget_mib != 0 && request.memory_budget_mib != mib)
+        return fail_at(label.where, "runs-on label '{}': gpu-mem-budget is already {}M",
+                       label.value, request.memory_budget_mib);
+      request.memory_budget_mib = mib;
     } else {
       std::optional<int> gib;
       if (value.size() > 1 && value.back() == 'g')

@@ -4,6 +4,8 @@
 //   gpu                  one GPU            gpu:N        N GPUs        gpu:all   every GPU
 //   gpu-vendor:nvidia|amd                   gpu-model:<substring of the model name>
 //   gpu-arch:sm_90|gfx942                   gpu-mem:<N>G  at least N GiB free on each GPU
+//   gpu-mem-budget:<N>G|<N>M   the job's processes may use at most this much memory of one GPU
+//                              (telemetry.h: exceeding it fails the job)
 // A qualifier without a count asks for one GPU. Other labels, including custom ones that start
 // with "gpu-" (gpu-a100, roc-gpu-mi200: the host config maps those), are not this grammar's and
 // are left alone.
@@ -24,6 +26,7 @@ struct GpuRequest {
   std::string model;   // lowercase substring of the model name, or empty
   std::string arch;    // "sm_90", "gfx942", or empty
   std::uint64_t min_free_mib = 0;
+  std::uint64_t memory_budget_mib = 0;  // gpu-mem-budget; 0: none
 
   bool wants_gpus() const { return all || count > 0; }
   // The request in label form, for messages: "gpu:2 gpu-vendor:nvidia gpu-mem:40G".

@@ -91,3 +91,27 @@ TEST(GpuRequest, ErrorsCarryTheLabelsLocation) {
 
 }  // namespace
 }  // namespace kiln::gpu
+
+namespace kiln::gpu {
+namespace {
+
+TEST(GpuRequest, MemoryBudget) {
+  auto request = parse({"gpu:2", "gpu-mem-budget:40G"});
+  EXPECT_EQ(request.memory_budget_mib, 40u * 1024);
+  EXPECT_EQ(request.count, 2);
+  EXPECT_EQ(parse({"gpu", "gpu-mem-budget:512M"}).memory_budget_mib, 512u);
+  EXPECT_EQ(parse({"gpu-mem-budget:1G"}).count, 1);  // a qualifier: one GPU
+  EXPECT_EQ(parse({"gpu", "gpu-mem-budget:2G"}).to_string(), "gpu:1 gpu-mem-budget:2048M");
+  EXPECT_NE(error_of({"gpu-mem-budget:40"}).find("gpu-mem-budget:40G or"), std::string::npos);
+  EXPECT_NE(error_of({"gpu-mem-budget:0G"}).find("a budget must be"), std::string::npos);
+  EXPECT_NE(error_of({"gpu-mem-budget:1G", "gpu-mem-budget:2G"}).find("already 1024M"),
+            std::string::npos);
+  GpuLabel located{"gpu-mem-budget:lots", {"ci.yml", 7, 14}};
+  auto error = parse_gpu_request(std::span<const GpuLabel>(&located, 1));
+  ASSERT_FALSE(error);
+  EXPECT_EQ(error.error().where.line, 7);
+  EXPECT_EQ(error.error().where.column, 14);
+}
+
+}  // namespace
+}  // namespace kiln::gpu

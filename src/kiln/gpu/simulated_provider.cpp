@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <regex>
@@ -9,6 +10,9 @@
 #include <sstream>
 
 #include "kiln/gpu/deadline.h"
+#include "kiln/gpu/telemetry.h"
+
+#include <fmt/ranges.h>
 
 namespace kiln::gpu {
 
@@ -107,12 +111,68 @@ Status check_arch(const std::string& vendor, const std::string& arch, const std:
   return {};
 }
 
-Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors) {
+// A number in [min, max], when present.
+Result<std::optional<double>> get_number(const json& object, const std::string& key,
+                                         const std::string& path, const SpecErrors& errors,
+                                         double min, double max) {
+  auto it = object.find(key);
+  if (it == object.end()) return std::optional<double>{};
+  if (!it->is_number())
+    return errors.at(path + "." + key, "expected a number, got {}", type_name(*it));
+  double value = it->get<double>();
+  if (value < min || value > max)
+    return errors.at(path + "." + key, "{} is out of range [{}, {}]", value, min, max);
+  return std::optional<double>{value};
+}
+
+// A GPU's "telemetry" object: what its sampler reports (telemetry.h), besides memory, which
+// comes from memory_used_mib and the processes.
+Status parse_telemetry(const json& entry, const std::string& path, const SpecErrors& errors,
+                       GpuSample& sample) {
+  if (!entry.is_object()) return errors.at(path, "expected an object, got {}", type_name(entry));
+  KILN_TRY_VOID(check_keys(entry,
+                           {"utilization_pct", "memory_utilization_pct", "temperature_c",
+                            "power_w", "energy_mj", "sm_clock_mhz", "memory_clock_mhz",
+                            "throttle_reasons"},
+                           path, errors));
+  KILN_TRY(sample.utilization_pct, get_number(entry, "utilization_pct", path, errors, 0, 100));
+  KILN_TRY(sample.memory_utilization_pct,
+           get_number(entry, "memory_utilization_pct", path, errors, 0, 100));
+  KILN_TRY(sample.temperature_c, get_number(entry, "temperature_c", path, errors, -50, 200));
+  KILN_TRY(sample.power_w, get_number(entry, "power_w", path, errors, 0, 100000));
+  if (entry.contains("energy_mj")) {
+    KILN_TRY(auto mj, get_integer(entry, "energy_mj", path, errors, true, 0, 0, INT64_MAX));
+    sample.energy_mj = static_cast<std::uint64_t>(mj);
+  }
+  for (auto [key, target] : {std::pair{"sm_clock_mhz", &sample.sm_clock_mhz},
+                             std::pair{"memory_clock_mhz", &sample.memory_clock_mhz}}) {
+    if (!entry.contains(key)) continue;
+    KILN_TRY(auto mhz, get_integer(entry, key, path, errors, true, 0, 0, 100000));
+    *target = static_cast<std::uint32_t>(mhz);
+  }
+  if (auto reasons = entry.find("throttle_reasons"); reasons != entry.end()) {
+    auto at = path + ".throttle_reasons";
+    if (!reasons->is_array())
+      return errors.at(at, "expected an array, got {}", type_name(*reasons));
+    auto known = clock_event_reason_names(~0ULL);
+    for (std::size_t i = 0; i < reasons->size(); ++i) {
+      const auto& reason = (*reasons)[i];
+      if (!reason.is_string() || std::ranges::find(known, reason.get<std::string>()) == known.end())
+        return errors.at(fmt::format("{}[{}]", at, i), "not a clock-event reason (one of: {})",
+                         fmt::join(known, ", "));
+      sample.throttle_reasons.push_back(reason.get<std::string>());
+    }
+  }
+  return {};
+}
+
+Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors,
+                          GpuSample* telemetry) {
   std::string path = fmt::format("gpus[{}]", index);
   if (!entry.is_object()) return errors.at(path, "expected an object, got {}", type_name(entry));
   KILN_TRY_VOID(check_keys(entry,
                            {"vendor", "model", "memory_mib", "memory_used_mib", "arch", "uuid",
-                            "pci_bus_id", "numa_node", "processes", "faults"},
+                            "pci_bus_id", "numa_node", "processes", "faults", "telemetry"},
                            path, errors));
   GpuInfo gpu;
   gpu.index = index;
@@ -137,6 +197,10 @@ Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors
   KILN_TRY(auto numa, get_integer(entry, "numa_node", path, errors, false, -1, -1, 4095));
   gpu.numa_node = static_cast<int>(numa);
   gpu.driver_version = "simulated";
+  if (auto t = entry.find("telemetry"); t != entry.end()) {
+    GpuSample ignored;
+    KILN_TRY_VOID(parse_telemetry(*t, path + ".telemetry", errors, telemetry ? *telemetry : ignored));
+  }
   if (auto faults = entry.find("faults"); faults != entry.end()) {
     if (!faults->is_array())
       return errors.at(path + ".faults", "expected an array, got {}", type_name(*faults));
@@ -199,7 +263,11 @@ Result<GpuLink> parse_link(const json& entry, int index, int gpu_count, const Sp
 
 std::string simulated_uuid(int index) { return fmt::format("GPU-sim-{:012d}", index); }
 
-Result<Inventory> parse_simulated_inventory(std::string_view text, const std::string& file) {
+namespace {
+
+// The spec; `telemetry`, when given, gets each GPU's "telemetry" values (index set).
+Result<Inventory> parse_spec(std::string_view text, const std::string& file,
+                             std::vector<GpuSample>* telemetry) {
   SpecErrors errors(file);
   json document;
   try {
@@ -231,7 +299,10 @@ Result<Inventory> parse_simulated_inventory(std::string_view text, const std::st
   if (!gpus->is_array()) return errors.at("gpus", "expected an array, got {}", type_name(*gpus));
   std::set<std::string> uuids;
   for (std::size_t i = 0; i < gpus->size(); ++i) {
-    KILN_TRY(auto gpu, parse_gpu((*gpus)[i], static_cast<int>(i), errors));
+    GpuSample sample;
+    sample.index = static_cast<int>(i);
+    KILN_TRY(auto gpu, parse_gpu((*gpus)[i], static_cast<int>(i), errors, &sample));
+    if (telemetry) telemetry->push_back(std::move(sample));
     if (!uuids.insert(gpu.uuid).second)
       return errors.at(fmt::format("gpus[{}].uuid", i), "'{}' is used by an earlier GPU", gpu.uuid);
     inventory.gpus.push_back(std::move(gpu));
@@ -252,14 +323,61 @@ Result<Inventory> parse_simulated_inventory(std::string_view text, const std::st
   return inventory;
 }
 
-Result<Inventory> load_simulated_inventory(const std::filesystem::path& path) {
+Result<Inventory> load_spec(const std::filesystem::path& path, std::vector<GpuSample>* telemetry) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return make_error(ErrorCode::not_found, "cannot read the simulated GPU inventory",
                       SourceLocation{path.string(), 0, 0});
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_simulated_inventory(text.str(), path.string());
+  return parse_spec(text.str(), path.string(), telemetry);
+}
+
+class SimulatedSampler : public GpuSampler {
+ public:
+  explicit SimulatedSampler(std::filesystem::path spec) : spec_(std::move(spec)) {}
+
+  Result<std::vector<GpuSample>> sample(const std::vector<int>& indices,
+                                        std::chrono::milliseconds deadline) override {
+    return call_with_deadline<std::vector<GpuSample>>(
+        [spec = spec_, indices]() -> Result<std::vector<GpuSample>> {
+          std::vector<GpuSample> telemetry;
+          KILN_TRY(auto inventory, load_spec(spec, &telemetry));
+          auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+          std::vector<GpuSample> samples;
+          for (int index : indices) {
+            if (index < 0 || static_cast<std::size_t>(index) >= inventory.gpus.size())
+              return fail(ErrorCode::not_found, "{}: no GPU {}", spec.string(), index);
+            const auto& gpu = inventory.gpus[static_cast<std::size_t>(index)];
+            GpuSample s = telemetry[static_cast<std::size_t>(index)];
+            s.time_ms = now;
+            s.memory_used_mib = gpu.memory_used_mib;
+            s.processes = gpu.processes;
+            samples.push_back(std::move(s));
+          }
+          return samples;
+        },
+        deadline, "the simulated GPU telemetry");
+  }
+
+ private:
+  std::filesystem::path spec_;
+};
+
+}  // namespace
+
+Result<Inventory> parse_simulated_inventory(std::string_view text, const std::string& file) {
+  return parse_spec(text, file, nullptr);
+}
+
+Result<Inventory> load_simulated_inventory(const std::filesystem::path& path) {
+  return load_spec(path, nullptr);
+}
+
+std::unique_ptr<GpuSampler> make_simulated_sampler(const std::filesystem::path& spec) {
+  return std::make_unique<SimulatedSampler>(spec);
 }
 
 Result<Inventory> SimulatedProvider::inventory(std::chrono::milliseconds deadline) {

@@ -9,7 +9,11 @@
 //                 "numa_node": 0 (optional), "memory_used_mib": N (optional, default 0),
 //                 "processes": [ { "pid": N, "memory_mib": M } ] (optional: M MiB in use while
 //                               process N exists, as a driver would show it),
-//                 "faults": [ "text" ] (optional: what a driver would report wrong) } ],
+//                 "faults": [ "text" ] (optional: what a driver would report wrong),
+//                 "telemetry": { (optional: what the sampler reports, telemetry.h; each key
+//                   optional) "utilization_pct": 0-100, "memory_utilization_pct": 0-100,
+//                   "temperature_c": C, "power_w": W, "energy_mj": N, "sm_clock_mhz": N,
+//                   "memory_clock_mhz": N, "throttle_reasons": ["sw_power_cap", ...] } } ],
 //     "links": [ { "a": 0, "b": 1, "kind": "nvlink|xgmi|pcie-switch|pcie-host|numa|sys",
 //                  "width": 18 (optional) } ] }
 

@@ -6,7 +6,10 @@ Each tree is laid out the way the amdgpu and amdkfd drivers lay out /sys:
   sys/devices/pci<DOMAIN>:<BUS>/<root port>/<switch up>/<switch down>/<GPU>/   the PCI device, with
       vendor, device, class, uevent (PCI_SLOT_NAME), numa_node, current_link_width, and the amdgpu
       files mem_info_vram_total / mem_info_vram_used (bytes), unique_id (hex), product_name (FRU,
-      server cards only), and drm/cardN, drm/renderD<minor>
+      server cards only), the telemetry files gpu_busy_percent (10 x N for cardN),
+      mem_busy_percent (N), pp_dpm_sclk (1700 MHz current), pp_dpm_mclk (1600 MHz current),
+      hwmon/hwmonN/temp1_input (45 + N C) and power1_average ((250 + N) W; power1_input on the
+      W7900, as consumer cards report it), and drm/cardN, drm/renderD<minor>
   sys/class/drm/cardN -> ../../devices/.../drm/cardN, with cardN/device -> the PCI device
   sys/class/kfd/kfd/topology/nodes/<n>/{gpu_id,properties,io_links/<m>/properties}: "name value"
       lines; GPU nodes carry gfx_target_version (major*10000 + minor*100 + stepping),
@@ -65,6 +68,14 @@ def add_card(root, chain, card, render_minor, dev):
             files["unique_id"] = f"{dev['unique_id']}\n"
         if dev.get("product_name"):
             files["product_name"] = f"{dev['product_name']}\n"
+        # Telemetry (src/kiln/gpu/telemetry.h): values that tell the cards apart.
+        files["gpu_busy_percent"] = f"{10 * card}\n"
+        files["mem_busy_percent"] = f"{card}\n"
+        files["pp_dpm_sclk"] = "0: 500Mhz \n1: 800Mhz \n2: 1700Mhz *\n"
+        files["pp_dpm_mclk"] = "0: 400Mhz \n1: 1600Mhz *\n"
+        files[f"hwmon/hwmon{card}/temp1_input"] = f"{45000 + 1000 * card}\n"
+        files[f"hwmon/hwmon{card}/{dev.get('power_file', 'power1_average')}"] = (
+            f"{(250 + card) * 1000000}\n")
     d = pci_dev(root, chain, files)
     rel = os.path.relpath(d, os.path.join(root, "sys/class/drm"))
     write(os.path.join(d, f"drm/card{card}/dev"), f"226:{card}\n")
@@ -187,7 +198,8 @@ def w7900(root):
     kfd_cpu_node(root, 0, 32, [(2, 1, 20), (2, 2, 20)])
     for i, (chain, card, minor, uid) in enumerate(gpus):
         dev = {"vendor": 0x1002, "device": 0x7448, "class": 0x030000, "numa": -1,
-               "driver": "amdgpu", "vram_total": 51522830336, "vram_used": 0}
+               "driver": "amdgpu", "vram_total": 51522830336, "vram_used": 0,
+               "power_file": "power1_input"}
         add_card(root, chain, card, minor, dev)
         kfd_gpu_node(root, 1 + i, 50000 + i, chain[-1], minor, 110000, dev, uid, 0,
                      [(2, 0, 20)])

@@ -7,6 +7,10 @@
 // sleep first (a wedged driver). GPU 1 runs one compute process (this process, 2048 MiB); GPU 3
 // reports 2 uncorrected ECC errors. FAKE_NVML_XID=<index>:<xid> makes the event set deliver that
 // critical Xid event once, for a GPU registered for it.
+// Telemetry: GPU i reports utilization 10*i+5 % (memory 3*i %), 40+i C, 300+i W, SM/memory clocks
+// 1980/2619 MHz, an energy counter that grows by 1000 mJ on every read, clock-event reasons
+// gpu_idle on GPU 0 and sw_power_cap|hw_slowdown on GPU 2. GPU 3 has no power or energy sensor
+// (not supported). fake_nvml_init_count() tells how often nvmlInit_v2 was called.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +51,15 @@ void fill_pci(int index, nvml::PciInfo* pci) {
 
 extern "C" {
 
+namespace {
+int g_inits = 0;
+unsigned long long g_energy[4] = {};
+}  // namespace
+
+__attribute__((visibility("default"))) int fake_nvml_init_count() { return g_inits; }
+
 __attribute__((visibility("default"))) nvml::Return nvmlInit_v2() {
+  ++g_inits;
   if (const char* hang = std::getenv("FAKE_NVML_HANG_MS"))
     std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(hang)));
   if (const char* rc = std::getenv("FAKE_NVML_INIT_RC")) return std::atoi(rc);
@@ -223,6 +235,53 @@ __attribute__((visibility("default"))) nvml::Return nvmlEventSetWait_v2(nvml::Ev
 
 __attribute__((visibility("default"))) nvml::Return nvmlEventSetFree(nvml::EventSet set) {
   delete reinterpret_cast<FakeEventSet*>(set);
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceGetUtilizationRates(
+    nvml::Device device, nvml::Utilization* utilization) {
+  utilization->gpu = 10 * static_cast<unsigned>(index_of(device)) + 5;
+  utilization->memory = 3 * static_cast<unsigned>(index_of(device));
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceGetTemperature(nvml::Device device,
+                                                                             int sensor,
+                                                                             unsigned* celsius) {
+  if (sensor != nvml::k_temperature_gpu) return nvml::k_error_invalid_argument;
+  *celsius = 40 + static_cast<unsigned>(index_of(device));
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceGetPowerUsage(nvml::Device device,
+                                                                            unsigned* milliwatts) {
+  if (index_of(device) == 3) return nvml::k_error_not_supported;
+  *milliwatts = 300000 + 1000 * static_cast<unsigned>(index_of(device));
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceGetTotalEnergyConsumption(
+    nvml::Device device, unsigned long long* millijoules) {
+  if (index_of(device) == 3) return nvml::k_error_not_supported;
+  g_energy[index_of(device)] += 1000;
+  *millijoules = g_energy[index_of(device)];
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceGetClockInfo(nvml::Device device,
+                                                                           int type,
+                                                                           unsigned* mhz) {
+  (void)device;
+  if (type == nvml::k_clock_sm) *mhz = 1980;
+  else if (type == nvml::k_clock_mem) *mhz = 2619;
+  else return nvml::k_error_invalid_argument;
+  return nvml::k_success;
+}
+
+__attribute__((visibility("default"))) nvml::Return nvmlDeviceGetCurrentClocksEventReasons(
+    nvml::Device device, unsigned long long* reasons) {
+  int index = index_of(device);
+  *reasons = index == 0 ? 0x1ULL : index == 2 ? (0x4ULL | 0x8ULL) : 0;
   return nvml::k_success;
 }
 
