@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add_hipcheck_command(app, exit_code);
   add_gpus_command(app, exit_code);
   add_bench_command(app, exit_code);
+  add_serve_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

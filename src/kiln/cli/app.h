@@ -18,5 +18,6 @@ void add_logs_command(CLI::App& app, int& exit_code);
 void add_hipcheck_command(CLI::App& app, int& exit_code);
 void add_gpus_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
+void add_serve_commands(CLI::App& app, int& exit_code);  // serve, approve, trigger
 
 }  // namespace kiln::cli

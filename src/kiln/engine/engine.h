@@ -3,6 +3,7 @@
 // instances, the needs graph, and the execution of each job on the host with GitHub's
 // semantics. `kiln run` drives it directly; `kiln serve` (later) drives the same engine.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -57,6 +58,9 @@ struct RunOptions {
   std::string container_engine;
   // --pull: never, missing or always (docs/containers.md).
   std::string pull_policy = "missing";
+  // Set to true (from any thread) to cancel this run only, as request_cancel() cancels every
+  // run of the process (`kiln serve`'s per-run cancel). Null: only request_cancel().
+  std::shared_ptr<std::atomic<bool>> cancel;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).
