@@ -46,21 +46,24 @@ Result<WebhookEvent> parse_webhook(std::string_view event_name, std::string_view
     if (event.repository.empty() || event.ref.empty() || !is_sha(event.sha))
       return fail(ErrorCode::invalid_input,
                   "push event without repository.full_name, ref or a commit in 'after'");
-    if (payload.value("deleted", false) || event.sha == std::string(40, '0'))
+    const auto deleted = payload.find("deleted");
+    if ((deleted != payload.end() && deleted->is_boolean() && deleted->get<bool>()) ||
+        event.sha == std::string(40, '0'))
       event.ignored = "the push deletes the ref";
     return event;
   }
   if (event_name == "pull_request") {
     const std::string action = text_at(payload, {"action"});
-    const json* pull = payload.contains("pull_request") ? &payload["pull_request"] : nullptr;
-    if (event.repository.empty() || !pull || !pull->is_object() ||
-        !(*pull)["number"].is_number_integer())
+    const auto found = payload.find("pull_request");
+    const json* pull = found != payload.end() && found->is_object() ? &*found : nullptr;
+    if (event.repository.empty() || !pull || !pull->contains("number") ||
+        !pull->at("number").is_number_integer())
       return fail(ErrorCode::invalid_input,
                   "pull_request event without repository.full_name or pull_request.number");
     event.sha = text_at(*pull, {"head", "sha"});
     if (!is_sha(event.sha))
       return fail(ErrorCode::invalid_input, "pull_request event without pull_request.head.sha");
-    event.ref = fmt::format("refs/pull/{}/head", (*pull)["number"].get<long long>());
+    event.ref = fmt::format("refs/pull/{}/head", pull->at("number").get<long long>());
     event.author = text_at(*pull, {"user", "login"});
     const std::string head_repo = text_at(*pull, {"head", "repo", "full_name"});
     // A head repository other than the base (or one that is gone) is a fork.
