@@ -125,11 +125,20 @@ deliver "$ITEST_DIR/push.json" push delivery-1
 expect_status 200 "a redelivery is answered"
 expect_json 'd["duplicate"]' delivery-1 "a redelivery is recognised as a duplicate"
 
-trigger_done() {
+# trigger_done ID STATUS: waits until the trigger settled, then checks it is STATUS.
+trigger_settled() {
   http GET "/api/triggers/$1"
-  [[ "$(json_eval - 'd["status"]')" == "$2" ]]
+  [[ "$(json_eval - 'd["status"]')" =~ ^(finished|failed|cancelled)$ ]]
 }
-check "the push's trigger finishes" wait_until 300 trigger_done "$trigger_id" finished
+trigger_done() {
+  wait_until 300 trigger_settled "$1" || return 1
+  http GET "/api/triggers/$1"
+  if [[ "$(json_eval - 'd["status"]')" != "$2" ]]; then
+    echo "    trigger $1: $OUT" >&2
+    return 1
+  fi
+}
+check "the push's trigger finishes" trigger_done "$trigger_id" finished
 http GET /api/triggers
 expect_json 'len(d["triggers"])' 1 "the duplicate delivery was not run twice"
 http GET "/api/triggers/$trigger_id"
@@ -192,13 +201,13 @@ pr_trigger="$(json_eval - 'd["trigger"]')"
 http GET "/api/triggers/$pr_trigger"
 expect_json 'd["status"]' waiting_approval "it is still waiting (nothing ran it)"
 http POST "/api/triggers/$pr_trigger/approve" ""
-expect_status 403 "approval without a token is refused"
+expect_status 401 "approval without a token is refused"
 kiln approve "$pr_trigger" --server "$base" --token wrong
 expect_rc 2 "kiln approve with a wrong token fails"
 kiln approve "$pr_trigger" --server "$base" --token "$token"
 expect_rc 0 "kiln approve lets it run"
 check "the approved pull request's trigger finishes" \
-  wait_until 300 trigger_done "$pr_trigger" finished
+  trigger_done "$pr_trigger" finished
 http GET "/api/triggers/$pr_trigger"
 pr_run="$(json_eval - 'd["run_ids"][0]')"
 http GET "/api/runs/$pr_run"
@@ -211,7 +220,7 @@ expect_rc 2 "approving a trigger twice is an error"
 kiln trigger acme/widgets main --server "$base" --token "$token"
 expect_rc 0 "kiln trigger queues a push"
 manual="$(json_eval - 'd["trigger"]')"
-check "the triggered push finishes" wait_until 300 trigger_done "$manual" finished
+check "the triggered push finishes" trigger_done "$manual" finished
 
 kill -TERM "$serve_pid"
 if wait_exit "$serve_pid" 120; then
@@ -220,7 +229,8 @@ if wait_exit "$serve_pid" 120; then
 else
   fail "the server did not stop after SIGTERM"
 fi
-expect_contains "$(cat "$ITEST_DIR/serve.err")" "stopped" "the server says it stopped"
+expect_contains "$(cat "$ITEST_DIR/serve.out" "$ITEST_DIR/serve.err")" "kiln serve: stopped" \
+  "the server says it stopped"
 kill "$forge_pid" 2>/dev/null || true
 
 itest_end

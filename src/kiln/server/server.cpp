@@ -100,7 +100,9 @@ class Service {
     if (!queue_.wait_idle(std::chrono::steady_clock::now() + serve_.shutdown_grace)) {
       spdlog::warn("kiln serve: shutdown grace over; cancelling {} run(s)", queue_.running());
       queue_.cancel_all();
-      queue_.wait_idle(std::chrono::steady_clock::time_point::max());
+      // Cancelled steps stop within the engine's own kill grace; wait as long as it takes.
+      while (!queue_.wait_idle(std::chrono::steady_clock::now() + std::chrono::minutes(1))) {
+      }
     }
     http_.stop();
     listener.join();
