@@ -200,7 +200,8 @@ expect_json 'd["status"]' waiting_approval "a stranger's fork pull request waits
 pr_trigger="$(json_eval - 'd["trigger"]')"
 http GET "/api/triggers/$pr_trigger"
 expect_json 'd["status"]' waiting_approval "it is still waiting (nothing ran it)"
-http POST "/api/triggers/$pr_trigger/approve" ""
+echo '{}' >"$ITEST_DIR/empty.json"
+http POST "/api/triggers/$pr_trigger/approve" "$ITEST_DIR/empty.json"
 expect_status 401 "approval without a token is refused"
 kiln approve "$pr_trigger" --server "$base" --token wrong
 expect_rc 2 "kiln approve with a wrong token fails"
