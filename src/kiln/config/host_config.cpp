@@ -135,8 +135,10 @@ fs::path resolve(const Reader& reader, const std::string& path) {
   return resolved;
 }
 
-Status read_serve_repository(const Reader& reader, const std::string& name,
-                             const YAML::Node& node, ServeConfig& serve) {
+// Errors about the entry as a whole (a missing key, a bad name) point at its name: `key`.
+Status read_serve_repository(const Reader& reader, const YAML::Node& key, const YAML::Node& node,
+                             ServeConfig& serve) {
+  const auto name = key.as<std::string>();
   const auto path = "serve.repositories." + name;
   if (!node.IsMap()) return reader.error(node, "{}: expected a mapping", path);
   KILN_TRY_VOID(reader.mapping(node, path,
@@ -144,16 +146,16 @@ Status read_serve_repository(const Reader& reader, const std::string& name,
   ServeRepository repo;
   repo.name = name;
   if (name.find('/') == std::string::npos)
-    return reader.error(node, "{}: the name must be owner/name, as the forge sends it", path);
+    return reader.error(key, "{}: the name must be owner/name, as the forge sends it", path);
   if (auto url = node["clone_url"]; url && !url.IsNull()) {
     KILN_TRY(repo.clone_url, reader.scalar(url, path + ".clone_url"));
   }
-  if (repo.clone_url.empty()) return reader.error(node, "{}: clone_url is required", path);
+  if (repo.clone_url.empty()) return reader.error(key, "{}: clone_url is required", path);
   if (auto secret = node["webhook_secret"]; secret && !secret.IsNull()) {
     KILN_TRY(repo.webhook_secret, reader.scalar(secret, path + ".webhook_secret"));
   }
   if (repo.webhook_secret.empty())
-    return reader.error(node, "{}: webhook_secret is required (unsigned webhooks are refused)",
+    return reader.error(key, "{}: webhook_secret is required (unsigned webhooks are refused)",
                         path);
   KILN_TRY(repo.trusted_authors,
            read_words(reader, node["trusted_authors"], path + ".trusted_authors"));
@@ -225,7 +227,7 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
     if (!repos.IsMap()) return reader.error(repos, "serve.repositories: expected a mapping");
     for (const auto& entry : repos) {
       KILN_TRY_VOID(
-          read_serve_repository(reader, entry.first.as<std::string>(), entry.second, serve));
+          read_serve_repository(reader, entry.first, entry.second, serve));
     }
   }
   return {};

@@ -59,7 +59,7 @@ TEST(HostConfig, ErrorsSayWhere) {
        "512M, 2G, 5%)"},
       {"gpus:\n  labels:\n    gpu-a100: gpu:two\n", 3, 15,
        "runs-on label 'gpu:two': the GPU count must be a positive integer or 'all'"},
-      {"runners: 3\n", 1, 1, "kiln.yml: unknown key 'runners' (known: gpus, host_store)"},
+      {"runners: 3\n", 1, 1, "kiln.yml: unknown key 'runners' (known: gpus, host_store, serve)"},
       {"gpus: [1, 2\n", 2, 1, ""},
   };
   for (const auto& c : cases) {
