@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add_bench_command(app, exit_code);
   add_report_command(app, exit_code);
   add_metrics_command(app, exit_code);
+  add_serve_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

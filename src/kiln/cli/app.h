@@ -20,5 +20,6 @@ void add_gpus_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 void add_metrics_command(CLI::App& app, int& exit_code);
+void add_serve_commands(CLI::App& app, int& exit_code);  // serve, approve, trigger
 
 }  // namespace kiln::cli

@@ -217,6 +217,123 @@ Status read_containers(const Reader& reader, const YAML::Node& node, HostConfig&
   return {};
 }
 
+Result<std::vector<std::string>> read_words(const Reader& reader, const YAML::Node& node,
+                                            const std::string& path) {
+  std::vector<std::string> words;
+  if (!node || node.IsNull()) return words;
+  if (!node.IsSequence()) return reader.error(node, "{}: expected a list", path);
+  for (const auto& item : node) {
+    KILN_TRY(auto word, reader.scalar(item, path));
+    if (word.empty()) return reader.error(item, "{}: empty entry", path);
+    words.push_back(word);
+  }
+  return words;
+}
+
+fs::path resolve(const Reader& reader, const std::string& path) {
+  fs::path resolved = path;
+  if (resolved.is_relative()) resolved = reader.file().parent_path() / resolved;
+  return resolved;
+}
+
+// Errors about the entry as a whole (a missing key, a bad name) point at its name: `key`.
+Status read_serve_repository(const Reader& reader, const YAML::Node& key, const YAML::Node& node,
+                             ServeConfig& serve) {
+  const auto name = key.as<std::string>();
+  const auto path = "serve.repositories." + name;
+  if (!node.IsMap()) return reader.error(node, "{}: expected a mapping", path);
+  KILN_TRY_VOID(reader.mapping(node, path,
+                               {"clone_url", "webhook_secret", "trusted_authors", "statuses"}));
+  ServeRepository repo;
+  repo.name = name;
+  if (name.find('/') == std::string::npos)
+    return reader.error(key, "{}: the name must be owner/name, as the forge sends it", path);
+  if (auto url = node["clone_url"]; url && !url.IsNull()) {
+    KILN_TRY(repo.clone_url, reader.scalar(url, path + ".clone_url"));
+  }
+  if (repo.clone_url.empty()) return reader.error(key, "{}: clone_url is required", path);
+  if (auto secret = node["webhook_secret"]; secret && !secret.IsNull()) {
+    KILN_TRY(repo.webhook_secret, reader.scalar(secret, path + ".webhook_secret"));
+  }
+  if (repo.webhook_secret.empty())
+    return reader.error(key, "{}: webhook_secret is required (unsigned webhooks are refused)",
+                        path);
+  KILN_TRY(repo.trusted_authors,
+           read_words(reader, node["trusted_authors"], path + ".trusted_authors"));
+  if (auto statuses = node["statuses"]; statuses && !statuses.IsNull()) {
+    KILN_TRY_VOID(reader.mapping(statuses, path + ".statuses", {"api_url", "token"}));
+    if (auto url = statuses["api_url"]; url && !url.IsNull()) {
+      KILN_TRY(repo.statuses_api_url, reader.scalar(url, path + ".statuses.api_url"));
+    }
+    if (auto token = statuses["token"]; token && !token.IsNull()) {
+      KILN_TRY(repo.statuses_token, reader.scalar(token, path + ".statuses.token"));
+    }
+    if (repo.statuses_api_url.empty())
+      return reader.error(statuses, "{}.statuses: api_url is required", path);
+  }
+  serve.repositories.push_back(std::move(repo));
+  return {};
+}
+
+Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& serve) {
+  KILN_TRY_VOID(reader.mapping(node, "serve",
+                               {"listen", "public_url", "store", "work_dir", "api_tokens",
+                                "max_concurrent_runs", "shutdown_grace", "trusted_authors",
+                                "repositories"}));
+  if (!node || node.IsNull()) return {};
+  if (auto listen = node["listen"]; listen && !listen.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(listen, "serve.listen"));
+    auto colon = text.rfind(':');
+    int port = -1;
+    if (colon != std::string::npos) {
+      auto digits = std::string_view(text).substr(colon + 1);
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+      if (ec != std::errc() || end != digits.data() + digits.size()) port = -1;
+    }
+    if (colon == std::string::npos || colon == 0 || port < 0 || port > 65535)
+      return reader.error(listen, "serve.listen: expected HOST:PORT, e.g. 127.0.0.1:8080");
+    serve.listen_host = text.substr(0, colon);
+    serve.listen_port = port;
+  }
+  if (auto url = node["public_url"]; url && !url.IsNull()) {
+    KILN_TRY(serve.public_url, reader.scalar(url, "serve.public_url"));
+    while (!serve.public_url.empty() && serve.public_url.back() == '/') serve.public_url.pop_back();
+  }
+  for (const char* key : {"store", "work_dir"}) {
+    auto value = node[key];
+    if (!value || value.IsNull()) continue;
+    KILN_TRY(auto text, reader.scalar(value, fmt::format("serve.{}", key)));
+    if (text.empty()) return reader.error(value, "serve.{}: must not be empty", key);
+    (std::string_view(key) == "store" ? serve.store : serve.work_dir) = resolve(reader, text);
+  }
+  KILN_TRY(serve.api_tokens, read_words(reader, node["api_tokens"], "serve.api_tokens"));
+  KILN_TRY(serve.trusted_authors,
+           read_words(reader, node["trusted_authors"], "serve.trusted_authors"));
+  if (auto limit = node["max_concurrent_runs"]; limit && !limit.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(limit, "serve.max_concurrent_runs"));
+    int value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < 1)
+      return reader.error(limit, "serve.max_concurrent_runs: expected a number of at least 1");
+    serve.max_concurrent_runs = value;
+  }
+  if (auto grace = node["shutdown_grace"]; grace && !grace.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(grace, "serve.shutdown_grace"));
+    auto duration = parse_duration(text);
+    if (!duration)
+      return reader.error(grace, "serve.shutdown_grace: {}", duration.error().message);
+    serve.shutdown_grace = *duration;
+  }
+  if (auto repos = node["repositories"]; repos && !repos.IsNull()) {
+    if (!repos.IsMap()) return reader.error(repos, "serve.repositories: expected a mapping");
+    for (const auto& entry : repos) {
+      KILN_TRY_VOID(
+          read_serve_repository(reader, entry.first, entry.second, serve));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
@@ -259,7 +376,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(root, "kiln.yml", {"host_store", "gpus", "containers"}));
+    KILN_TRY_VOID(reader.mapping(root, "kiln.yml", {"host_store", "gpus", "containers", "serve"}));
     KILN_TRY_VOID(read_containers(reader, root["containers"], config));
     if (auto store = root["host_store"]; store && !store.IsNull()) {
       KILN_TRY(auto path, reader.scalar(store, "host_store"));
@@ -274,6 +391,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
       KILN_TRY_VOID(read_health(reader, gpus["health"], config.gpu_health));
       KILN_TRY_VOID(read_telemetry(reader, gpus["telemetry"], config.gpu_telemetry));
     }
+    KILN_TRY_VOID(read_serve(reader, root["serve"], config.serve));
   } catch (const YAML::Exception& e) {
     return make_error(ErrorCode::invalid_input, e.msg,
                       SourceLocation{file.string(), e.mark.line + 1, e.mark.column + 1});

@@ -24,11 +24,30 @@
 //     allow: [privileged, host-network]    # refused options this host allows
 //     user: "1000:1000"                    # forced on every job and service container
 //     limits: {memory: 16g, cpus: 8, pids: 4096}
+//   serve:                                 # kiln serve (docs/serve.md)
+//     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
+//     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
+//     store: /var/lib/kiln/kiln.db         # runs, logs, deliveries (relative: to this file)
+//     work_dir: /var/lib/kiln/work         # clones and checkouts (relative: to this file)
+//     api_tokens: [TOKEN, ...]             # bearer tokens of the API (state changes, logs)
+//     max_concurrent_runs: 2
+//     shutdown_grace: 5m                   # SIGTERM: how long running runs may finish
+//     trusted_authors: [alice]             # fork pull requests of others wait for approval
+//     repositories:
+//       owner/name:                        # as the forge's payload names it (full_name)
+//         clone_url: https://github.com/owner/name.git   # or a local path
+//         webhook_secret: SECRET           # HMAC-SHA256 key of X-Hub-Signature-256
+//         trusted_authors: [bob]           # added to the server-wide list
+//         statuses:                        # commit statuses (optional)
+//           api_url: https://api.github.com
+//           token: TOKEN
 
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+#include <chrono>
 
 #include "kiln/core/result.h"
 #include "kiln/container/options.h"
@@ -37,6 +56,29 @@
 #include "kiln/gpu/telemetry.h"
 
 namespace kiln::config {
+
+// One repository `kiln serve` takes events for.
+struct ServeRepository {
+  std::string name;       // owner/name
+  std::string clone_url;  // what `git fetch` reads
+  std::string webhook_secret;
+  std::vector<std::string> trusted_authors;
+  std::string statuses_api_url;  // empty: no commit statuses
+  std::string statuses_token;
+};
+
+struct ServeConfig {
+  std::string listen_host = "127.0.0.1";
+  int listen_port = 8080;
+  std::string public_url;  // empty: http://HOST:PORT
+  std::optional<std::filesystem::path> store;
+  std::optional<std::filesystem::path> work_dir;
+  std::vector<std::string> api_tokens;
+  int max_concurrent_runs = 2;
+  std::chrono::milliseconds shutdown_grace{300'000};
+  std::vector<std::string> trusted_authors;
+  std::vector<ServeRepository> repositories;
+};
 
 struct HostConfig {
   std::filesystem::path file;  // where it was read; empty: no file, every default
@@ -47,6 +89,7 @@ struct HostConfig {
   std::string pull_policy;       // empty: not set here
   container::ContainerPolicy container_policy;
   gpu::TelemetryPolicy gpu_telemetry;
+  ServeConfig serve;
 };
 
 // `file` names the text in errors and anchors relative paths.

@@ -104,7 +104,7 @@ TEST(HostConfig, ErrorsSayWhere) {
        "gpus.telemetry.memory_budget: a budget is an amount (40G, 512M), not a percentage"},
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
-       "kiln.yml: unknown key 'runners' (known: containers, gpus, host_store)"},
+       "kiln.yml: unknown key 'runners' (known: containers, gpus, host_store, serve)"},
       {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,
        "containers.allow: 'host-ipc' is not one of host-network, host-pid, host-userns, "
        "host-uts, privileged"},
@@ -142,6 +142,77 @@ TEST(HostConfig, FoundFromTheFlagOrTheEnvironment) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::not_found);
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln::config
+
+namespace kiln::config {
+namespace {
+
+TEST(ServeConfig, EveryKey) {
+  auto config = parse_host_config(R"(serve:
+  listen: 0.0.0.0:9090
+  public_url: https://ci.example.com/
+  store: state/kiln.db
+  work_dir: /srv/kiln
+  api_tokens: [t1, t2]
+  max_concurrent_runs: 3
+  shutdown_grace: 30s
+  trusted_authors: [alice]
+  repositories:
+    acme/widgets:
+      clone_url: /srv/git/widgets.git
+      webhook_secret: s3cret
+      trusted_authors: [bob]
+      statuses:
+        api_url: http://127.0.0.1:1/api/v1
+        token: forge-token
+)",
+                                  "/etc/kiln/kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto& serve = config->serve;
+  EXPECT_EQ(serve.listen_host, "0.0.0.0");
+  EXPECT_EQ(serve.listen_port, 9090);
+  EXPECT_EQ(serve.public_url, "https://ci.example.com");
+  EXPECT_EQ(serve.store, std::filesystem::path("/etc/kiln/state/kiln.db"));
+  EXPECT_EQ(serve.work_dir, std::filesystem::path("/srv/kiln"));
+  EXPECT_EQ(serve.api_tokens, (std::vector<std::string>{"t1", "t2"}));
+  EXPECT_EQ(serve.max_concurrent_runs, 3);
+  EXPECT_EQ(serve.shutdown_grace, std::chrono::seconds(30));
+  EXPECT_EQ(serve.trusted_authors, std::vector<std::string>{"alice"});
+  ASSERT_EQ(serve.repositories.size(), 1u);
+  EXPECT_EQ(serve.repositories[0].name, "acme/widgets");
+  EXPECT_EQ(serve.repositories[0].clone_url, "/srv/git/widgets.git");
+  EXPECT_EQ(serve.repositories[0].webhook_secret, "s3cret");
+  EXPECT_EQ(serve.repositories[0].trusted_authors, std::vector<std::string>{"bob"});
+  EXPECT_EQ(serve.repositories[0].statuses_api_url, "http://127.0.0.1:1/api/v1");
+  EXPECT_EQ(serve.repositories[0].statuses_token, "forge-token");
+}
+
+TEST(ServeConfig, ErrorsSayWhere) {
+  struct Case {
+    const char* text;
+    const char* message;
+    int line;
+  };
+  const Case cases[] = {
+      {"serve:\n  listen: nowhere\n", "serve.listen: expected HOST:PORT", 2},
+      {"serve:\n  colour: red\n", "serve: unknown key 'colour'", 2},
+      {"serve:\n  repositories:\n    acme/w:\n      clone_url: /x\n",
+       "webhook_secret is required", 3},
+      {"serve:\n  repositories:\n    widgets:\n      clone_url: /x\n      webhook_secret: s\n",
+       "owner/name", 3},
+      {"serve:\n  max_concurrent_runs: 0\n", "at least 1", 2},
+  };
+  for (const auto& c : cases) {
+    auto config = parse_host_config(c.text, "kiln.yml");
+    ASSERT_FALSE(config) << c.text;
+    EXPECT_EQ(config.error().code, ErrorCode::invalid_input);
+    EXPECT_NE(config.error().message.find(c.message), std::string::npos)
+        << config.error().message;
+    EXPECT_EQ(config.error().where.line, c.line) << c.text;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // instances, the needs graph, and the execution of each job on the host with GitHub's
 // semantics. `kiln run` drives it directly; `kiln serve` (later) drives the same engine.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -63,6 +64,9 @@ struct RunOptions {
   std::string pull_policy = "missing";
   // The host config's container policy: allowed options, forced user and limits.
   container::ContainerPolicy container_policy;
+  // Set to true (from any thread) to cancel this run only, as request_cancel() cancels every
+  // run of the process (`kiln serve`'s per-run cancel). Null: only request_cancel().
+  std::shared_ptr<std::atomic<bool>> cancel;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).

@@ -247,12 +247,17 @@ class Scheduler {
     return nullptr;
   }
 
+  // Everything (request_cancel) or only this run (RunOptions::cancel) is to be cancelled.
+  bool cancel_requested() const {
+    return g_cancel_requested || (options_.cancel && options_.cancel->load());
+  }
+
   // Runs until every node is done.
   void loop() {
     std::unique_lock lock(mutex_);
     bool cancel_propagated = false;
     while (true) {
-      if (g_cancel_requested && !cancel_propagated) {
+      if (cancel_requested() && !cancel_propagated) {
         cancel_propagated = true;
         cancel_everything("cancelled (interrupt)");
       }
@@ -423,9 +428,9 @@ class Scheduler {
     context.contexts["needs"] = needs_context(wf, node);
     context.failed = node.ancestor_failed;
     bool call_cancelled = in_cancelled_call(node.scope);
-    context.cancelled = g_cancel_requested || wf.cancelled || call_cancelled;
+    context.cancelled = cancel_requested() || wf.cancelled || call_cancelled;
 
-    if (wf.cancelled || g_cancel_requested || call_cancelled) {
+    if (wf.cancelled || cancel_requested() || call_cancelled) {
       // A cancelled run starts no new job unless its condition asks for it (always()).
       bool runs = false;
       if (job.if_condition) {

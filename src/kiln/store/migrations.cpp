@@ -178,8 +178,31 @@ CREATE INDEX test_cases_by_test ON test_cases (repository, classname, name, time
 CREATE INDEX test_cases_by_commit ON test_cases (repository, commit_sha, status);
 )sql";
 
-constexpr std::array<std::string_view, 4> k_migrations = {k_v1_core, k_v2_gpus, k_v3_benchmarks,
-                                                          k_v4_test_cases};
+// Version 5: the events `kiln serve` accepted (webhook deliveries), de-duplicated by the
+// forge's delivery id; run_ids is a JSON array of the runs the engine created for one.
+constexpr std::string_view k_v5_triggers = R"sql(
+CREATE TABLE triggers (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  delivery TEXT,
+  repository TEXT NOT NULL,
+  event TEXT NOT NULL,
+  ref TEXT NOT NULL,
+  sha TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN
+    ('queued', 'waiting_approval', 'running', 'finished', 'failed', 'cancelled')),
+  message TEXT NOT NULL DEFAULT '',
+  payload TEXT NOT NULL DEFAULT 'null',
+  run_ids TEXT NOT NULL DEFAULT 'null',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX triggers_by_delivery ON triggers (delivery) WHERE delivery IS NOT NULL;
+CREATE INDEX triggers_by_status ON triggers (status, id);
+)sql";
+
+constexpr std::array<std::string_view, 5> k_migrations = {
+    k_v1_core, k_v2_gpus, k_v3_benchmarks, k_v4_test_cases, k_v5_triggers};
 
 }  // namespace
 

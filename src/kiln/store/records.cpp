@@ -15,6 +15,8 @@ constexpr std::array<std::string_view, 8> k_job_status_names = {
 constexpr std::array<std::string_view, 4> k_conclusion_names = {"success", "failure", "cancelled",
                                                                 "skipped"};
 constexpr std::array<std::string_view, 3> k_log_stream_names = {"stdout", "stderr", "system"};
+constexpr std::array<std::string_view, 6> k_trigger_status_names = {
+    "queued", "waiting_approval", "running", "finished", "failed", "cancelled"};
 
 template <class Enum, std::size_t N>
 Result<Enum> parse_enum(const std::array<std::string_view, N>& names, std::string_view text,
@@ -44,6 +46,13 @@ std::string_view to_string(Conclusion conclusion) {
 }
 std::string_view to_string(LogStream stream) {
   return k_log_stream_names.at(std::to_underlying(stream));
+}
+
+std::string_view to_string(TriggerStatus status) {
+  return k_trigger_status_names.at(std::to_underlying(status));
+}
+Result<TriggerStatus> parse_trigger_status(std::string_view text) {
+  return parse_enum<TriggerStatus>(k_trigger_status_names, text, "trigger status");
 }
 
 Result<RunStatus> parse_run_status(std::string_view text) {

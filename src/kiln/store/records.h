@@ -288,4 +288,27 @@ struct GpuQuarantine {
   bool manual_release = false;
 };
 
+// An event `kiln serve` accepted (a webhook delivery, `kiln trigger`): queued until a worker
+// checks out its commit and runs the engine on it, which creates the runs (run_ids). A pull
+// request from an untrusted fork waits in `waiting_approval` until someone approves it.
+enum class TriggerStatus { queued, waiting_approval, running, finished, failed, cancelled };
+std::string_view to_string(TriggerStatus status);
+Result<TriggerStatus> parse_trigger_status(std::string_view text);
+
+struct Trigger {
+  std::int64_t id = 0;
+  std::string delivery{};    // the forge's delivery id (X-GitHub-Delivery), unique; "" for none
+  std::string repository{};  // the name of the repository in the server's configuration
+  std::string event{};       // push, pull_request
+  std::string ref{};         // refs/heads/main, refs/pull/7/head
+  std::string sha{};
+  std::string sender{};      // who caused it (login), for the approval decision and the record
+  TriggerStatus status = TriggerStatus::queued;
+  std::string message{};     // why it failed or waits; who approved it
+  nlohmann::json payload{};  // the event payload (github.event)
+  nlohmann::json run_ids{};  // the runs the engine created for it, array (null: none yet)
+  TimeMs created_at = 0;     // 0: now
+  TimeMs updated_at = 0;     // 0: now
+};
+
 }  // namespace kiln::store

@@ -62,6 +62,12 @@ class SqliteStore final : public Store {
   Result<bool> release_gpu_quarantine(std::string_view gpu_uuid) override;
   Result<std::vector<GpuQuarantine>> list_gpu_quarantine() override;
 
+  Result<std::optional<std::int64_t>> create_trigger(const Trigger& trigger) override;
+  Status update_trigger(const Trigger& trigger) override;
+  Result<Trigger> get_trigger(std::int64_t trigger_id) override;
+  Result<std::vector<Trigger>> list_triggers(std::optional<TriggerStatus> status,
+                                             int limit) override;
+
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with
   // static storage (the constants in this file): it is the cache key. Requires mutex_.

@@ -15,6 +15,7 @@
 //   the database failing; unsupported for a database from a newer Kiln.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -111,6 +112,17 @@ class Store {
   virtual Status quarantine_gpu(const GpuQuarantine& record) = 0;
   virtual Result<bool> release_gpu_quarantine(std::string_view gpu_uuid) = 0;
   virtual Result<std::vector<GpuQuarantine>> list_gpu_quarantine() = 0;
+
+  // Events of `kiln serve` (records.h Trigger). create_trigger returns the new id, or nothing
+  // when a trigger with the same non-empty delivery id exists already (a forge's redelivery):
+  // de-duplication that holds across restarts.
+  virtual Result<std::optional<std::int64_t>> create_trigger(const Trigger& trigger) = 0;
+  // Writes status, message, run_ids and updated_at (0: now) of the trigger with id trigger.id.
+  virtual Status update_trigger(const Trigger& trigger) = 0;
+  virtual Result<Trigger> get_trigger(std::int64_t trigger_id) = 0;
+  // Newest first; `status` filters when set; limit 0: all.
+  virtual Result<std::vector<Trigger>> list_triggers(std::optional<TriggerStatus> status,
+                                                     int limit) = 0;
 };
 
 }  // namespace kiln::store

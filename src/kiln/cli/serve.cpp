@@ -1,0 +1,146 @@
+// kiln serve: the service (docs/serve.md); kiln approve and kiln trigger: its API from the CLI.
+
+#include <httplib.h>
+
+#include <csignal>
+#include <cstdlib>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "kiln/cli/app.h"
+#include "kiln/cli/common.h"
+#include "kiln/exec/process_tracker.h"
+#include "kiln/server/server.h"
+
+namespace kiln::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_stop_signal(int) { g_stop = true; }
+
+struct ServeArgs {
+  std::string config;
+  std::string actions_mirror;
+  std::string simulate_gpus;
+  std::string port_file;
+};
+
+int serve_command(const ServeArgs& args) {
+  std::optional<std::filesystem::path> file;
+  if (!args.config.empty()) file = args.config;
+  auto config = config::find_host_config(file);
+  if (!config) return report_error(config.error());
+  server::ServeOptions options;
+  options.config = std::move(*config);
+  options.port_file = args.port_file;
+  options.base.gpu_labels = options.config.gpu_labels;
+  options.base.gpu_health = options.config.gpu_health;
+  if (options.config.host_store) options.base.host_store = *options.config.host_store;
+  if (!args.simulate_gpus.empty()) options.base.simulate_gpus = args.simulate_gpus;
+  auto mirror = actions_mirror(args.actions_mirror);
+  if (!mirror) return report_error(mirror.error());
+  options.base.actions_mirror = *mirror;
+  // Job processes of this server are found by their tokens' prefix if the server dies.
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  options.base.job_token_prefix = exec::new_job_token();
+  if (auto reaper = exec::start_orphan_reaper(ec ? "/proc/self/exe" : self,
+                                              options.base.job_token_prefix + "-");
+      !reaper)
+    return report_error(reaper.error());
+
+  struct sigaction action = {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a client that goes away must not end the server
+  if (auto served = server::serve(options, g_stop); !served) return report_error(served.error());
+  return 0;
+}
+
+struct ClientArgs {
+  std::string server;
+  std::string token;
+};
+
+void add_client_options(CLI::App* cmd, ClientArgs& args) {
+  cmd->add_option("--server", args.server,
+                  "the kiln server's URL (default: $KILN_SERVER, else http://127.0.0.1:8080)");
+  cmd->add_option("--token", args.token, "API token (default: $KILN_TOKEN)");
+}
+
+// POSTs `body` to the server and prints the answer; 2xx: 0, 4xx: 2, else 3.
+int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body) {
+  std::string server = args.server;
+  if (server.empty()) {
+    const char* env = std::getenv("KILN_SERVER");
+    server = env && *env ? env : "http://127.0.0.1:8080";
+  }
+  std::string token = args.token;
+  if (token.empty()) {
+    if (const char* env = std::getenv("KILN_TOKEN")) token = env;
+  }
+  httplib::Client client(server);
+  httplib::Headers headers;
+  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+  auto response = client.Post(path, headers, body.dump(), "application/json");
+  if (!response) {
+    fmt::print(stderr, "kiln: error: {}{}: {}\n", server, path,
+               httplib::to_string(response.error()));
+    return 3;
+  }
+  auto answer = nlohmann::json::parse(response->body, nullptr, false);
+  if (response->status >= 200 && response->status < 300) {
+    fmt::print("{}\n", answer.is_discarded() ? response->body : answer.dump());
+    return 0;
+  }
+  std::string message = !answer.is_discarded() && answer.contains("error")
+                            ? answer["error"].get<std::string>()
+                            : response->body;
+  fmt::print(stderr, "kiln: error: HTTP {}: {}\n", response->status, message);
+  return response->status >= 400 && response->status < 500 ? 2 : 3;
+}
+
+}  // namespace
+
+void add_serve_commands(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand("serve", "run the CI service: webhooks, API, run queue");
+  cmd->add_option("--config", args->config,
+                  "host configuration with a serve: section (default: $KILN_CONFIG, else "
+                  "/etc/kiln/kiln.yml)");
+  cmd->add_option("--actions-mirror", args->actions_mirror,
+                  "directory of other repositories' actions (default: $KILN_ACTIONS_MIRROR)");
+  cmd->add_option("--simulate-gpus", args->simulate_gpus,
+                  "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
+  cmd->add_option("--port-file", args->port_file,
+                  "write the port listened on to this file (for listen: HOST:0)");
+  cmd->callback([args, &exit_code] { exit_code = serve_command(*args); });
+
+  auto approve_args = std::make_shared<ClientArgs>();
+  auto trigger_id = std::make_shared<std::int64_t>(0);
+  auto* approve = app.add_subcommand(
+      "approve", "let a waiting trigger (a fork's pull request) run on the server");
+  approve->add_option("TRIGGER", *trigger_id, "the trigger id (GET /api/triggers)")->required();
+  add_client_options(approve, *approve_args);
+  approve->callback([approve_args, trigger_id, &exit_code] {
+    exit_code = post(*approve_args, fmt::format("/api/triggers/{}/approve", *trigger_id),
+                     nlohmann::json::object());
+  });
+
+  auto trigger_args = std::make_shared<ClientArgs>();
+  auto repo = std::make_shared<std::string>();
+  auto ref = std::make_shared<std::string>();
+  auto* trigger = app.add_subcommand(
+      "trigger", "run a push of a branch's current commit on the server, as a webhook would");
+  trigger->add_option("REPOSITORY", *repo, "owner/name, as in the server's config")->required();
+  trigger->add_option("REF", *ref, "branch or full ref (refs/heads/main)")->required();
+  add_client_options(trigger, *trigger_args);
+  trigger->callback([trigger_args, repo, ref, &exit_code] {
+    exit_code = post(*trigger_args, "/api/triggers", {{"repository", *repo}, {"ref", *ref}});
+  });
+}
+
+}  // namespace kiln::cli

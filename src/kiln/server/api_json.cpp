@@ -1,0 +1,100 @@
+#include "kiln/server/api_json.h"
+
+namespace kiln::server {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json conclusion(const std::optional<store::Conclusion>& value) {
+  return value ? json(store::to_string(*value)) : json(nullptr);
+}
+
+json step_json(const store::Step& step) {
+  return {{"index", step.index},
+          {"name", step.name},
+          {"status", store::to_string(step.status)},
+          {"outcome", conclusion(step.outcome)},
+          {"conclusion", conclusion(step.conclusion)},
+          {"exit_code", step.exit_code ? json(*step.exit_code) : json(nullptr)},
+          {"started_at", step.started_at},
+          {"finished_at", step.finished_at}};
+}
+
+json job_json(const store::JobDetail& detail) {
+  const auto& job = detail.job;
+  json steps = json::array();
+  for (const auto& step : detail.steps) steps.push_back(step_json(step));
+  return {{"id", job.id},
+          {"key", job.key},
+          {"job", job.workflow_job_id},
+          {"name", job.name},
+          {"status", store::to_string(job.status)},
+          {"conclusion", conclusion(job.conclusion)},
+          {"matrix", json::parse(job.matrix.dump())},
+          {"labels", json::parse(job.labels.dump())},
+          {"started_at", job.started_at},
+          {"finished_at", job.finished_at},
+          {"exit_code", job.exit_code ? json(*job.exit_code) : json(nullptr)},
+          {"message", job.message},
+          {"steps", steps}};
+}
+
+}  // namespace
+
+json to_json(const store::Run& run) {
+  return {{"id", run.id},
+          {"number", run.number},
+          {"repository", run.repository},
+          {"workflow", run.workflow_path},
+          {"name", run.workflow_name},
+          {"event", run.event},
+          {"ref", run.ref},
+          {"sha", run.sha},
+          {"status", store::to_string(run.status)},
+          {"created_at", run.created_at},
+          {"started_at", run.started_at},
+          {"finished_at", run.finished_at}};
+}
+
+json to_json(const store::RunDetail& detail) {
+  json out = to_json(detail.run);
+  out["jobs"] = json::array();
+  for (const auto& job : detail.jobs) out["jobs"].push_back(job_json(job));
+  return out;
+}
+
+json to_json(const store::LogChunk& chunk) {
+  return {{"seq", chunk.seq},
+          {"job_id", chunk.job_id},
+          {"step", chunk.step_index ? json(*chunk.step_index) : json(nullptr)},
+          {"stream", store::to_string(chunk.stream)},
+          {"text", chunk.text},
+          {"time", chunk.time}};
+}
+
+json to_json(const store::Trigger& trigger) {
+  return {{"id", trigger.id},
+          {"delivery", trigger.delivery},
+          {"repository", trigger.repository},
+          {"event", trigger.event},
+          {"ref", trigger.ref},
+          {"sha", trigger.sha},
+          {"sender", trigger.sender},
+          {"status", store::to_string(trigger.status)},
+          {"message", trigger.message},
+          {"run_ids", trigger.run_ids.is_array() ? json::parse(trigger.run_ids.dump())
+                                                 : json::array()},
+          {"created_at", trigger.created_at},
+          {"updated_at", trigger.updated_at}};
+}
+
+json to_json(int index, const engine::GpuState& state) {
+  static constexpr const char* k_kinds[] = {"free", "leased", "busy", "quarantined"};
+  return {{"index", index},
+          {"state", k_kinds[static_cast<int>(state.kind)]},
+          {"detail", state.detail},
+          {"since", state.since}};
+}
+
+}  // namespace kiln::server

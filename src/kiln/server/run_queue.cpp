@@ -1,0 +1,325 @@
+#include "kiln/server/run_queue.h"
+
+#include <fstream>
+#include <functional>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "kiln/core/subprocess.h"
+#include "kiln/exec/process_tracker.h"
+#include "kiln/server/status_client.h"
+#include "kiln/server/webhook.h"
+
+namespace kiln::server {
+namespace {
+
+namespace fs = std::filesystem;
+using store::Trigger;
+using store::TriggerStatus;
+
+Result<std::string> git(const fs::path& cwd, std::vector<std::string> args) {
+  args.insert(args.begin(), "git");
+  KILN_TRY(auto out, core::run_command(args, cwd));
+  if (!out.ok()) {
+    std::string err = out.err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    return fail(ErrorCode::io_error, "{}: {}", fmt::join(args, " "), err);
+  }
+  return out.out;
+}
+
+// Reports jobs to the forge as commit statuses and remembers the runs the engine creates, so
+// that the API can cancel them. Called from job threads.
+class ServeObserver final : public engine::RunObserver {
+ public:
+  ServeObserver(store::Store& store, Trigger trigger, const config::ServeRepository& repository,
+                std::string trigger_url, std::function<void(std::int64_t)> on_run)
+      : store_(store),
+        trigger_(std::move(trigger)),
+        trigger_url_(std::move(trigger_url)),
+        on_run_(std::move(on_run)) {
+    if (!repository.statuses_api_url.empty())
+      client_.emplace(repository.statuses_api_url, repository.statuses_token);
+  }
+
+  void run_started(const std::string&, std::int64_t run_id) override {
+    std::lock_guard lock(mutex_);
+    if (!trigger_.run_ids.is_array()) trigger_.run_ids = nlohmann::json::array();
+    trigger_.run_ids.push_back(run_id);
+    if (auto updated = store_.update_trigger(trigger_); !updated)
+      spdlog::warn("trigger {}: {}", trigger_.id, updated.error().message);
+    on_run_(run_id);
+  }
+  void job_started(const std::string& job_key) override {
+    post(job_key, "pending", "running");
+  }
+  void job_line(const std::string&, std::string_view, std::string_view) override {}
+  void job_finished(const engine::JobSummary& job) override {
+    if (job.conclusion == store::Conclusion::skipped) return;
+    const bool ok = job.conclusion == store::Conclusion::success;
+    post(job.key, ok ? "success" : "failure",
+         fmt::format("{} in {:.1f}s", store::to_string(job.conclusion),
+                     static_cast<double>(job.duration.count()) / 1000.0));
+  }
+  void progress(int, int, const std::vector<std::string>&) override {}
+  void warning(const std::string& text) override {
+    spdlog::warn("trigger {}: {}", trigger_.id, text);
+  }
+  nlohmann::json run_ids() {
+    std::lock_guard lock(mutex_);
+    return trigger_.run_ids;
+  }
+
+ private:
+  void post(const std::string& job_key, const char* state, const std::string& description) {
+    if (!client_) return;
+    CommitStatus status{state, "kiln / " + job_key, description, trigger_url_};
+    if (auto posted = client_->post(trigger_.repository, trigger_.sha, status); !posted)
+      spdlog::warn("trigger {}: {}", trigger_.id, posted.error().message);
+  }
+
+  std::mutex mutex_;
+  store::Store& store_;
+  Trigger trigger_;
+  std::string trigger_url_;
+  std::function<void(std::int64_t)> on_run_;
+  std::optional<StatusClient> client_;
+};
+
+// refs/heads/main -> refs/kiln/heads/main: fetched refs live apart from anything else.
+std::string local_ref(const std::string& ref) {
+  return "refs/kiln/" + (ref.starts_with("refs/") ? ref.substr(5) : ref);
+}
+
+}  // namespace
+
+RunQueue::RunQueue(QueueSettings settings, store::Store& store)
+    : settings_(std::move(settings)), store_(store) {}
+
+RunQueue::~RunQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    taking_ = false;
+  }
+  changed_.notify_all();
+  for (auto& worker : workers_) worker.join();
+}
+
+Status RunQueue::start() {
+  KILN_TRY(auto interrupted, store_.mark_interrupted(store::now_ms()));
+  (void)interrupted;
+  KILN_TRY(auto left_running, store_.list_triggers(TriggerStatus::running, 0));
+  for (auto& trigger : left_running) {
+    trigger.status = TriggerStatus::failed;
+    trigger.message = "the server stopped while it ran";
+    trigger.updated_at = 0;
+    KILN_TRY_VOID(store_.update_trigger(trigger));
+  }
+  KILN_TRY(auto queued, store_.list_triggers(TriggerStatus::queued, 0));
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = queued.rbegin(); it != queued.rend(); ++it) queue_.push_back(it->id);
+  }
+  for (int i = 0; i < settings_.serve.max_concurrent_runs; ++i)
+    workers_.emplace_back([this] { work(); });
+  return {};
+}
+
+void RunQueue::enqueue(std::int64_t trigger_id) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(trigger_id);
+  }
+  changed_.notify_one();
+}
+
+Status RunQueue::approve(std::int64_t trigger_id, const std::string& who) {
+  KILN_TRY(auto trigger, store_.get_trigger(trigger_id));
+  if (trigger.status != TriggerStatus::waiting_approval)
+    return fail(ErrorCode::invalid_input, "trigger {} is {}, not waiting for approval",
+                trigger_id, store::to_string(trigger.status));
+  trigger.status = TriggerStatus::queued;
+  trigger.message = fmt::format("approved by {}", who);
+  trigger.updated_at = 0;
+  KILN_TRY_VOID(store_.update_trigger(trigger));
+  enqueue(trigger_id);
+  return {};
+}
+
+Status RunQueue::cancel_trigger(std::int64_t trigger_id) {
+  KILN_TRY(auto trigger, store_.get_trigger(trigger_id));
+  std::lock_guard lock(mutex_);
+  if (auto it = active_.find(trigger_id); it != active_.end()) {
+    it->second.cancel->store(true);
+    return {};
+  }
+  if (trigger.status != TriggerStatus::queued && trigger.status != TriggerStatus::waiting_approval)
+    return fail(ErrorCode::invalid_input, "trigger {} is {}: nothing to cancel", trigger_id,
+                store::to_string(trigger.status));
+  trigger.status = TriggerStatus::cancelled;
+  trigger.message = "cancelled before it ran";
+  trigger.updated_at = 0;
+  cancelled_before_start_.insert(trigger_id);
+  return store_.update_trigger(trigger);
+}
+
+bool RunQueue::cancel_run(std::int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, active] : active_) {
+    if (active.run_ids.contains(run_id)) {
+      active.cancel->store(true);
+      return true;
+    }
+  }
+  return false;
+}
+
+void RunQueue::stop_taking() {
+  {
+    std::lock_guard lock(mutex_);
+    taking_ = false;
+  }
+  changed_.notify_all();
+}
+
+bool RunQueue::wait_idle(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_until(lock, deadline, [&] { return active_.empty(); });
+}
+
+void RunQueue::cancel_all() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, active] : active_) active.cancel->store(true);
+}
+
+int RunQueue::running() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(active_.size());
+}
+
+void RunQueue::work() {
+  while (true) {
+    std::int64_t trigger_id = 0;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || !taking_ || !queue_.empty(); });
+      if (!taking_ || stopping_) return;
+      trigger_id = queue_.front();
+      queue_.pop_front();
+      if (cancelled_before_start_.erase(trigger_id)) continue;
+      active_[trigger_id] = {std::make_shared<std::atomic<bool>>(false), {}};
+    }
+    execute(trigger_id);
+    {
+      std::lock_guard lock(mutex_);
+      active_.erase(trigger_id);
+    }
+    changed_.notify_all();
+  }
+}
+
+Result<fs::path> RunQueue::prepare_checkout(const Trigger& trigger,
+                                            const config::ServeRepository& repository) {
+  // repos/OWNER/NAME.git: the name the engine derives from the checkout's origin is OWNER/NAME.
+  const fs::path bare = settings_.work_dir / "repos" / (repository.name + ".git");
+  const fs::path checkout = settings_.work_dir / "checkouts" / std::to_string(trigger.id);
+  std::lock_guard lock(git_mutex_);
+  std::error_code ec;
+  if (!fs::exists(bare / "HEAD", ec)) {
+    fs::create_directories(bare, ec);
+    KILN_TRY_VOID(git(bare, {"init", "--quiet", "--bare"}));
+  }
+  KILN_TRY_VOID(git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url,
+                           "+" + trigger.ref + ":" + local_ref(trigger.ref)}));
+  // The ref may have moved on since the event: fetch the commit itself when it is missing.
+  if (!git(bare, {"cat-file", "-e", trigger.sha + "^{commit}"}))
+    KILN_TRY_VOID(git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url, trigger.sha}));
+  fs::remove_all(checkout, ec);
+  fs::create_directories(checkout.parent_path(), ec);
+  KILN_TRY_VOID(git(settings_.work_dir, {"clone", "--quiet", "--shared", "--no-checkout",
+                                         bare.string(), checkout.string()}));
+  KILN_TRY_VOID(git(checkout, {"checkout", "--quiet", "--detach", trigger.sha}));
+  return checkout;
+}
+
+void RunQueue::execute(std::int64_t trigger_id) {
+  auto loaded = store_.get_trigger(trigger_id);
+  if (!loaded) {
+    spdlog::error("trigger {}: {}", trigger_id, loaded.error().message);
+    return;
+  }
+  Trigger trigger = std::move(*loaded);
+  if (trigger.status != TriggerStatus::queued) return;  // cancelled meanwhile, or a duplicate
+  auto finish = [&](TriggerStatus status, std::string message) {
+    trigger.status = status;
+    trigger.message = std::move(message);
+    trigger.updated_at = 0;
+    if (auto updated = store_.update_trigger(trigger); !updated)
+      spdlog::error("trigger {}: {}", trigger.id, updated.error().message);
+    spdlog::info("trigger {} {}: {}", trigger.id, store::to_string(status), trigger.message);
+  };
+  const auto* repository = find_repository(settings_.serve, trigger.repository);
+  if (!repository) return finish(TriggerStatus::failed, "the repository is no longer configured");
+  trigger.status = TriggerStatus::running;
+  trigger.updated_at = 0;
+  if (auto updated = store_.update_trigger(trigger); !updated)
+    return finish(TriggerStatus::failed, updated.error().message);
+  spdlog::info("trigger {}: {} {} {} ({})", trigger.id, trigger.repository, trigger.event,
+               trigger.ref, trigger.sha);
+
+  auto checkout = prepare_checkout(trigger, *repository);
+  if (!checkout) return finish(TriggerStatus::failed, checkout.error().message);
+  const fs::path event_file = settings_.work_dir / "events" / fmt::format("{}.json", trigger.id);
+  {
+    std::error_code ec;
+    fs::create_directories(event_file.parent_path(), ec);
+    std::ofstream out(event_file, std::ios::binary | std::ios::trunc);
+    out << trigger.payload.dump();
+    if (!out) return finish(TriggerStatus::failed, "cannot write " + event_file.string());
+  }
+
+  engine::RunOptions options = settings_.base;
+  options.repository = *checkout;
+  options.event_name = trigger.event;
+  options.event_file = event_file;
+  // Under the server's prefix, so that its watchdog finds the jobs if the server dies.
+  options.job_token_prefix =
+      settings_.base.job_token_prefix.empty()
+          ? exec::new_job_token()
+          : fmt::format("{}-t{}", settings_.base.job_token_prefix, trigger.id);
+  {
+    std::lock_guard lock(mutex_);
+    options.cancel = active_[trigger.id].cancel;
+  }
+  const std::string trigger_url =
+      fmt::format("{}/api/triggers/{}", settings_.public_url, trigger.id);
+  ServeObserver observer(store_, trigger, *repository, trigger_url, [&](std::int64_t run_id) {
+    std::lock_guard lock(mutex_);
+    active_[trigger.id].run_ids.insert(run_id);
+  });
+  auto report = engine::run(options, store_, observer);
+  trigger.run_ids = observer.run_ids();
+  // The engine names a run's repository by the checkout's path, which is gone after the run:
+  // the server's runs carry the configured name instead (the API filters by it).
+  for (const auto& id : trigger.run_ids.is_array() ? trigger.run_ids : nlohmann::json::array()) {
+    auto run = store_.get_run(id.get<std::int64_t>());
+    if (!run) continue;
+    run->repository = trigger.repository;
+    if (auto updated = store_.update_run(*run); !updated)
+      spdlog::warn("run {}: {}", run->id, updated.error().message);
+  }
+  std::error_code ec;
+  fs::remove_all(*checkout, ec);
+  if (!report) return finish(TriggerStatus::failed, report.error().to_string());
+  bool cancelled = options.cancel->load();
+  std::string message =
+      report->runs.empty()
+          ? "no workflow is triggered by this event"
+          : fmt::format("{} run(s), {}", report->runs.size(),
+                        report->exit_code() == 0 ? "all succeeded" : "a job failed");
+  finish(cancelled ? TriggerStatus::cancelled : TriggerStatus::finished, message);
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,86 @@
+#pragma once
+// The queue of `kiln serve`: persisted triggers (store::Trigger) taken by a fixed number of
+// worker threads (serve.max_concurrent_runs). A worker fetches the trigger's commit into the
+// server-side clone of the repository, checks it out in a work tree of its own, and runs the
+// engine on it as `kiln run` does, with the trigger's payload as github.event. Commit statuses
+// are posted per job when the repository has `statuses:`.
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/config/host_config.h"
+#include "kiln/core/result.h"
+#include "kiln/engine/engine.h"
+#include "kiln/store/store.h"
+
+namespace kiln::server {
+
+// What the queue needs besides the configuration: the engine options every run shares
+// (GPU labels, host store, actions mirror, simulated GPUs).
+struct QueueSettings {
+  config::ServeConfig serve;
+  engine::RunOptions base;  // repository, event and cancel are set per trigger
+  std::filesystem::path work_dir;
+  std::string public_url;  // links in commit statuses
+};
+
+class RunQueue {
+ public:
+  RunQueue(QueueSettings settings, store::Store& store);
+  ~RunQueue();  // stops and joins the workers (cancel_all first to hurry them)
+
+  // Starts the workers and takes back the triggers left `queued` by an earlier server; those
+  // left `running` by a server that died are marked failed (their runs are `interrupted` by
+  // Store::mark_interrupted).
+  Status start();
+  // Queues a trigger already stored with status queued.
+  void enqueue(std::int64_t trigger_id);
+  // waiting_approval -> queued. not_found for an unknown trigger; invalid_input when it is not
+  // waiting.
+  Status approve(std::int64_t trigger_id, const std::string& who);
+  // Cancels a trigger: one not started yet never runs, a running one's runs are cancelled.
+  Status cancel_trigger(std::int64_t trigger_id);
+  // Cancels the run (engine run id) if a worker of this server runs it; false otherwise.
+  bool cancel_run(std::int64_t run_id);
+  // Stops taking new triggers (queued ones stay queued in the store for the next start).
+  void stop_taking();
+  // Waits until no trigger runs or the deadline passes; true when none runs.
+  bool wait_idle(std::chrono::steady_clock::time_point deadline);
+  // Cancels every running run (per-run cancel flags).
+  void cancel_all();
+  int running() const;
+
+ private:
+  struct Active {
+    std::shared_ptr<std::atomic<bool>> cancel;
+    std::set<std::int64_t> run_ids;
+  };
+  void work();
+  void execute(std::int64_t trigger_id);
+  Result<std::filesystem::path> prepare_checkout(const store::Trigger& trigger,
+                                                 const config::ServeRepository& repository);
+
+  QueueSettings settings_;
+  store::Store& store_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::int64_t> queue_;
+  std::set<std::int64_t> cancelled_before_start_;
+  std::map<std::int64_t, Active> active_;  // by trigger id
+  bool taking_ = true;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+  std::mutex git_mutex_;  // one fetch at a time into the server-side clones
+};
+
+}  // namespace kiln::server

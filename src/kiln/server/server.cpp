@@ -1,0 +1,379 @@
+#include "kiln/server/server.h"
+
+#include <httplib.h>
+#include <openssl/crypto.h>
+
+#include <charconv>
+#include <fstream>
+#include <thread>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "kiln/core/subprocess.h"
+#include "kiln/engine/gpu_supervisor.h"
+#include "kiln/server/api_json.h"
+#include "kiln/server/run_queue.h"
+#include "kiln/server/signature.h"
+#include "kiln/server/webhook.h"
+#include "kiln/store/sqlite_store.h"
+
+namespace kiln::server {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+using httplib::Request;
+using httplib::Response;
+
+// GitHub caps webhook payloads at 25 MB; anything larger is not a forge's delivery.
+constexpr std::size_t k_max_body = 25 * 1024 * 1024;
+
+void reply(Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+void reply_error(Response& res, int status, const std::string& message) {
+  reply(res, status, {{"error", message}});
+}
+int http_status(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::not_found: return 404;
+    case ErrorCode::invalid_input: return 409;
+    default: return 500;
+  }
+}
+
+std::int64_t number_param(const Request& req, const char* name, std::int64_t fallback) {
+  if (!req.has_param(name)) return fallback;
+  auto text = req.get_param_value(name);
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() ? value : fallback;
+}
+
+std::int64_t path_id(const Request& req) { return std::stoll(req.matches[1].str()); }
+
+// The first header of several names that is present ("" when none): Gitea and Forgejo send
+// their own names beside GitHub's.
+std::string header(const Request& req, std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (req.has_header(name)) return req.get_header_value(name);
+  return {};
+}
+
+class Service {
+ public:
+  Service(const ServeOptions& options, std::unique_ptr<store::Store> store, QueueSettings settings)
+      : options_(options),
+        serve_(options.config.serve),
+        store_(std::move(store)),
+        queue_(std::move(settings), *store_) {}
+
+  Status run(const std::atomic<bool>& stop) {
+    KILN_TRY_VOID(queue_.start());
+    routes();
+    http_.set_payload_max_length(k_max_body);
+    int port = serve_.listen_port;
+    if (port == 0) {
+      port = http_.bind_to_any_port(serve_.listen_host);
+      if (port < 0) port = 0;
+    } else if (!http_.bind_to_port(serve_.listen_host, port)) {
+      port = 0;
+    }
+    if (port == 0)
+      return fail(ErrorCode::io_error, "cannot listen on {}:{}", serve_.listen_host,
+                  serve_.listen_port);
+    std::thread listener([this] { http_.listen_after_bind(); });
+    spdlog::info("kiln serve: listening on http://{}:{}", serve_.listen_host, port);
+    if (!options_.port_file.empty()) {
+      std::ofstream out(options_.port_file + ".tmp");
+      out << port << "\n";
+      out.close();
+      fs::rename(options_.port_file + ".tmp", options_.port_file);
+    }
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+
+    spdlog::info("kiln serve: shutting down; {} run(s) in progress", queue_.running());
+    draining_ = true;
+    queue_.stop_taking();
+    if (!queue_.wait_idle(std::chrono::steady_clock::now() + serve_.shutdown_grace)) {
+      spdlog::warn("kiln serve: shutdown grace over; cancelling {} run(s)", queue_.running());
+      queue_.cancel_all();
+      // Cancelled steps stop within the engine's own kill grace; wait as long as it takes.
+      while (!queue_.wait_idle(std::chrono::steady_clock::now() + std::chrono::minutes(1))) {
+      }
+    }
+    http_.stop();
+    listener.join();
+    spdlog::info("kiln serve: stopped");
+    return {};
+  }
+
+ private:
+  // Bearer-token check for what changes state or shows logs. Without configured tokens those
+  // endpoints are closed (403): an unauthenticated server only shows runs.
+  bool authorized(const Request& req, Response& res) {
+    if (serve_.api_tokens.empty()) {
+      reply_error(res, 403, "no serve.api_tokens configured: this endpoint is closed");
+      return false;
+    }
+    const std::string given = req.get_header_value("Authorization");
+    constexpr std::string_view k_bearer = "Bearer ";
+    if (given.starts_with(k_bearer)) {
+      std::string_view token = std::string_view(given).substr(k_bearer.size());
+      for (const auto& known : serve_.api_tokens)
+        if (known.size() == token.size() &&
+            CRYPTO_memcmp(known.data(), token.data(), token.size()) == 0)
+          return true;
+    }
+    res.set_header("WWW-Authenticate", "Bearer");
+    reply_error(res, 401, "a valid bearer token is required");
+    return false;
+  }
+
+  void routes() {
+    http_.Get("/healthz", [this](const Request&, Response& res) {
+      if (draining_)
+        reply(res, 503, {{"status", "draining"}});
+      else
+        reply(res, 200, {{"status", "ok"}, {"running", queue_.running()}});
+    });
+    http_.Post("/webhooks/github",
+               [this](const Request& req, Response& res) { webhook(req, res); });
+    http_.Get("/api/runs", [this](const Request& req, Response& res) {
+      store::RunQuery query;
+      query.limit = static_cast<int>(number_param(req, "limit", 50));
+      query.before_id = number_param(req, "before", 0);
+      if (req.has_param("repository")) query.repository = req.get_param_value("repository");
+      auto runs = store_->list_runs(query);
+      if (!runs) return reply_error(res, 500, runs.error().message);
+      json out = json::array();
+      for (const auto& run : *runs) out.push_back(to_json(run));
+      reply(res, 200, {{"runs", out}});
+    });
+    http_.Get(R"(/api/runs/(\d+))", [this](const Request& req, Response& res) {
+      auto detail = store_->get_run_detail(path_id(req));
+      if (!detail) return reply_error(res, http_status(detail.error()), detail.error().message);
+      reply(res, 200, to_json(*detail));
+    });
+    http_.Get(R"(/api/runs/(\d+)/logs)", [this](const Request& req, Response& res) {
+      if (!authorized(req, res)) return;
+      store::LogQuery query;
+      query.run_id = path_id(req);
+      query.after_seq = number_param(req, "after", 0);
+      query.limit = static_cast<int>(number_param(req, "limit", 1000));
+      if (req.has_param("job")) query.job_id = number_param(req, "job", 0);
+      if (auto run = store_->get_run(query.run_id); !run)
+        return reply_error(res, http_status(run.error()), run.error().message);
+      auto chunks = store_->read_logs(query);
+      if (!chunks) return reply_error(res, 500, chunks.error().message);
+      json lines = json::array();
+      std::int64_t last = query.after_seq;
+      for (const auto& chunk : *chunks) {
+        lines.push_back(to_json(chunk));
+        last = chunk.seq;
+      }
+      reply(res, 200, {{"lines", lines}, {"next", last}});
+    });
+    http_.Get(R"(/api/runs/(\d+)/events)",
+              [this](const Request& req, Response& res) { events(req, res); });
+    http_.Post(R"(/api/runs/(\d+)/cancel)", [this](const Request& req, Response& res) {
+      if (!authorized(req, res)) return;
+      const auto id = path_id(req);
+      auto run = store_->get_run(id);
+      if (!run) return reply_error(res, http_status(run.error()), run.error().message);
+      if (!queue_.cancel_run(id))
+        return reply_error(res, 409, fmt::format("run {} is not running on this server", id));
+      reply(res, 202, {{"cancelling", id}});
+    });
+    http_.Get("/api/triggers", [this](const Request& req, Response& res) {
+      auto triggers =
+          store_->list_triggers(std::nullopt, static_cast<int>(number_param(req, "limit", 50)));
+      if (!triggers) return reply_error(res, 500, triggers.error().message);
+      json out = json::array();
+      for (const auto& trigger : *triggers) out.push_back(to_json(trigger));
+      reply(res, 200, {{"triggers", out}});
+    });
+    http_.Get(R"(/api/triggers/(\d+))", [this](const Request& req, Response& res) {
+      auto trigger = store_->get_trigger(path_id(req));
+      if (!trigger) return reply_error(res, http_status(trigger.error()), trigger.error().message);
+      reply(res, 200, to_json(*trigger));
+    });
+    http_.Post(R"(/api/triggers/(\d+)/approve)", [this](const Request& req, Response& res) {
+      if (!authorized(req, res)) return;
+      if (draining_) return reply_error(res, 503, "the server is shutting down");
+      auto approved = queue_.approve(path_id(req), "the API");
+      if (!approved) return reply_error(res, http_status(approved.error()), approved.error().message);
+      reply(res, 202, {{"approved", path_id(req)}});
+    });
+    http_.Post(R"(/api/triggers/(\d+)/cancel)", [this](const Request& req, Response& res) {
+      if (!authorized(req, res)) return;
+      auto cancelled = queue_.cancel_trigger(path_id(req));
+      if (!cancelled)
+        return reply_error(res, http_status(cancelled.error()), cancelled.error().message);
+      reply(res, 202, {{"cancelling", path_id(req)}});
+    });
+    http_.Post("/api/triggers", [this](const Request& req, Response& res) { trigger(req, res); });
+    http_.Get("/api/gpus", [this](const Request&, Response& res) {
+      engine::GpuSupervisor supervisor(options_.base);
+      auto states = supervisor.states();
+      if (!states) return reply_error(res, 500, states.error().message);
+      json gpus = json::array();
+      for (std::size_t i = 0; i < states->size(); ++i)
+        gpus.push_back(to_json(static_cast<int>(i), (*states)[i]));
+      reply(res, 200, {{"gpus", gpus}});
+    });
+  }
+
+  void webhook(const Request& req, Response& res) {
+    if (draining_) return reply_error(res, 503, "the server is shutting down");
+    const std::string event_name = header(req, {"X-GitHub-Event", "X-Gitea-Event"});
+    const std::string delivery = header(req, {"X-GitHub-Delivery", "X-Gitea-Delivery"});
+    const std::string signature = req.get_header_value("X-Hub-Signature-256");
+    if (event_name.empty() || delivery.empty())
+      return reply_error(res, 400, "X-GitHub-Event and X-GitHub-Delivery are required");
+    // The secret depends on the repository, so the body is read before the signature is
+    // checked; nothing from it is used or stored until the signature matched.
+    auto body = nlohmann::json::parse(req.body, nullptr, false);
+    std::string full_name;
+    if (body.is_object() && body["repository"].is_object() &&
+        body["repository"]["full_name"].is_string())
+      full_name = body["repository"]["full_name"].get<std::string>();
+    const auto* repository = find_repository(serve_, full_name);
+    if (!repository || !signature_matches(repository->webhook_secret, req.body, signature)) {
+      spdlog::warn("webhook {}: refused: bad or missing signature", delivery);
+      return reply_error(res, 401, "bad or missing X-Hub-Signature-256");
+    }
+    auto event = parse_webhook(event_name, req.body);
+    if (!event) return reply_error(res, 400, event.error().message);
+    if (!event->ignored.empty()) return reply(res, 202, {{"ignored", event->ignored}});
+    auto created = store_->create_trigger(make_trigger(*event, delivery, serve_, *repository));
+    if (!created) return reply_error(res, 500, created.error().message);
+    if (!created->has_value()) {
+      spdlog::info("webhook {}: a redelivery, not run again", delivery);
+      return reply(res, 200, {{"duplicate", delivery}});
+    }
+    const auto id = **created;
+    auto stored = store_->get_trigger(id);
+    const bool waits = stored && stored->status == store::TriggerStatus::waiting_approval;
+    if (!waits) queue_.enqueue(id);
+    spdlog::info("webhook {}: trigger {} {}", delivery, id, waits ? "waits for approval" : "queued");
+    reply(res, 202, {{"trigger", id}, {"status", waits ? "waiting_approval" : "queued"}});
+  }
+
+  // POST /api/triggers {"repository": "owner/name", "ref": "refs/heads/main"}: a push of the
+  // ref's current commit, for `kiln trigger`.
+  void trigger(const Request& req, Response& res) {
+    if (!authorized(req, res)) return;
+    if (draining_) return reply_error(res, 503, "the server is shutting down");
+    auto body = nlohmann::json::parse(req.body, nullptr, false);
+    if (!body.is_object() || !body["repository"].is_string() || !body["ref"].is_string())
+      return reply_error(res, 400, "expected {\"repository\": \"owner/name\", \"ref\": \"refs/...\"}");
+    const auto* repository = find_repository(serve_, body["repository"].get<std::string>());
+    if (!repository) return reply_error(res, 404, "the repository is not configured");
+    std::string ref = body["ref"].get<std::string>();
+    if (!ref.starts_with("refs/")) ref = "refs/heads/" + ref;
+    auto listed = core::run_command({"git", "ls-remote", repository->clone_url, ref});
+    if (!listed || !listed->ok() || listed->out.size() < 40)
+      return reply_error(res, 404, fmt::format("{} has no ref {}", repository->name, ref));
+    const std::string sha = listed->out.substr(0, 40);
+    nlohmann::json payload = {{"ref", ref},
+                              {"before", std::string(40, '0')},
+                              {"after", sha},
+                              {"repository", {{"full_name", repository->name}}},
+                              {"sender", {{"login", "kiln-trigger"}}}};
+    auto event = parse_webhook("push", payload.dump());
+    if (!event) return reply_error(res, 500, event.error().message);
+    auto created = store_->create_trigger(make_trigger(*event, "", serve_, *repository));
+    if (!created || !created->has_value())
+      return reply_error(res, 500, created ? "not created" : created.error().message);
+    queue_.enqueue(**created);
+    reply(res, 202, {{"trigger", **created}, {"sha", sha}});
+  }
+
+  // Server-sent events: `log` for each new chunk, `status` when the run's status changes, `end`
+  // once the run finished and every chunk was sent. Polls the store (logs are written as
+  // produced) every 200 ms; ?after=SEQ resumes.
+  void events(const Request& req, Response& res) {
+    if (!authorized(req, res)) return;
+    const auto run_id = path_id(req);
+    if (auto run = store_->get_run(run_id); !run)
+      return reply_error(res, http_status(run.error()), run.error().message);
+    auto after = std::make_shared<std::int64_t>(number_param(req, "after", 0));
+    auto last_status = std::make_shared<std::string>();
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream", [this, run_id, after, last_status](std::size_t, httplib::DataSink& sink) {
+          auto send = [&](std::string_view event, const json& data) {
+            auto text = fmt::format("event: {}\ndata: {}\n\n", event, data.dump());
+            return sink.write(text.data(), text.size());
+          };
+          while (sink.is_writable()) {
+            auto run = store_->get_run(run_id);
+            if (!run) return false;
+            store::LogQuery query{.run_id = run_id, .after_seq = *after, .limit = 500};
+            auto chunks = store_->read_logs(query);
+            if (!chunks) return false;
+            for (const auto& chunk : *chunks) {
+              if (!send("log", to_json(chunk))) return false;
+              *after = chunk.seq;
+            }
+            const std::string status(store::to_string(run->status));
+            if (status != *last_status) {
+              *last_status = status;
+              if (!send("status", {{"run", run_id}, {"status", status}})) return false;
+            }
+            if (store::is_terminal(run->status) && chunks->empty()) {
+              send("end", {{"run", run_id}, {"status", status}});
+              sink.done();
+              return true;
+            }
+            if (draining_ && queue_.running() == 0) {
+              sink.done();
+              return true;
+            }
+            if (chunks->empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          }
+          return false;
+        });
+  }
+
+  const ServeOptions& options_;
+  const config::ServeConfig& serve_;
+  std::unique_ptr<store::Store> store_;
+  RunQueue queue_;
+  httplib::Server http_;
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace
+
+Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
+  const auto& serve_config = options.config.serve;
+  if (serve_config.repositories.empty())
+    return fail(ErrorCode::invalid_input, "{}: serve.repositories lists no repository",
+                options.config.file.empty() ? "kiln.yml" : options.config.file.string());
+  const fs::path base = options.config.file.empty() ? fs::current_path()
+                                                    : options.config.file.parent_path();
+  QueueSettings settings;
+  settings.serve = serve_config;
+  settings.base = options.base;
+  settings.work_dir = serve_config.work_dir.value_or(base / "kiln-work");
+  settings.public_url = serve_config.public_url;
+  const fs::path store_path = serve_config.store.value_or(base / "kiln.db");
+  KILN_TRY(auto store, store::open_sqlite_store(store_path));
+  std::error_code ec;
+  fs::create_directories(settings.work_dir, ec);
+  if (ec)
+    return fail(ErrorCode::io_error, "cannot create {}: {}", settings.work_dir.string(),
+                ec.message());
+  settings.work_dir = fs::absolute(settings.work_dir);
+  if (settings.public_url.empty())
+    settings.public_url =
+        fmt::format("http://{}:{}", serve_config.listen_host, serve_config.listen_port);
+  Service service(options, std::move(store), std::move(settings));
+  return service.run(stop);
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,124 @@
+#include "kiln/server/webhook.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln::server {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string k_sha = "0123456789abcdef0123456789abcdef01234567";
+
+config::ServeConfig serve_config() {
+  config::ServeConfig config;
+  config.trusted_authors = {"alice"};
+  config::ServeRepository repo;
+  repo.name = "acme/widgets";
+  repo.clone_url = "/srv/git/widgets.git";
+  repo.webhook_secret = "s";
+  repo.trusted_authors = {"bob"};
+  config.repositories.push_back(repo);
+  return config;
+}
+
+std::string push_body(std::string after = k_sha) {
+  return json{{"ref", "refs/heads/main"},
+              {"before", std::string(40, '0')},
+              {"after", after},
+              {"repository", {{"full_name", "acme/widgets"}}},
+              {"sender", {{"login", "carol"}}}}
+      .dump();
+}
+
+std::string pull_body(std::string action, std::string head_repo, std::string author) {
+  return json{{"action", action},
+              {"number", 7},
+              {"repository", {{"full_name", "acme/widgets"}}},
+              {"sender", {{"login", author}}},
+              {"pull_request",
+               {{"number", 7},
+                {"user", {{"login", author}}},
+                {"head", {{"sha", k_sha}, {"ref", "topic"}, {"repo", {{"full_name", head_repo}}}}},
+                {"base", {{"ref", "main"}, {"repo", {{"full_name", "acme/widgets"}}}}}}}}
+      .dump();
+}
+
+TEST(Webhook, PushBecomesAQueuedTrigger) {
+  auto event = parse_webhook("push", push_body());
+  ASSERT_TRUE(event) << event.error().message;
+  EXPECT_EQ(event->repository, "acme/widgets");
+  EXPECT_EQ(event->ref, "refs/heads/main");
+  EXPECT_EQ(event->sha, k_sha);
+  EXPECT_EQ(event->ignored, "");
+  auto config = serve_config();
+  const auto* repo = find_repository(config, event->repository);
+  ASSERT_NE(repo, nullptr);
+  auto trigger = make_trigger(*event, "delivery-1", config, *repo);
+  EXPECT_EQ(trigger.status, store::TriggerStatus::queued);
+  EXPECT_EQ(trigger.delivery, "delivery-1");
+  EXPECT_EQ(trigger.repository, "acme/widgets");
+  EXPECT_EQ(trigger.event, "push");
+  EXPECT_EQ(trigger.sha, k_sha);
+  EXPECT_EQ(trigger.sender, "carol");
+  EXPECT_EQ(trigger.payload["after"], k_sha);
+}
+
+TEST(Webhook, BranchDeletionAndOtherEventsAreIgnored) {
+  auto deleted = parse_webhook("push", push_body(std::string(40, '0')));
+  ASSERT_TRUE(deleted);
+  EXPECT_NE(deleted->ignored, "");
+  auto ping = parse_webhook("ping", R"({"zen": "hi"})");
+  ASSERT_TRUE(ping);
+  EXPECT_NE(ping->ignored, "");
+  auto closed = parse_webhook("pull_request", pull_body("closed", "acme/widgets", "carol"));
+  ASSERT_TRUE(closed);
+  EXPECT_NE(closed->ignored, "");
+}
+
+TEST(Webhook, MalformedPayloadsAreInvalidInput) {
+  for (auto [name, body] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"push", "{not json"},
+           {"push", "[1, 2]"},
+           {"push", R"({"ref": "refs/heads/main", "after": "abc"})"},
+           {"pull_request", R"({"action": "opened", "repository": {"full_name": "a/b"}})"},
+       }) {
+    auto event = parse_webhook(name, body);
+    ASSERT_FALSE(event) << body;
+    EXPECT_EQ(event.error().code, ErrorCode::invalid_input);
+  }
+}
+
+TEST(Webhook, UnknownRepositoryIsNotFound) {
+  EXPECT_EQ(find_repository(serve_config(), "acme/other"), nullptr);
+}
+
+TEST(Webhook, ForkPullRequestOfAStrangerWaitsForApproval) {
+  auto config = serve_config();
+  const auto& repo = config.repositories[0];
+  auto event = parse_webhook("pull_request", pull_body("opened", "mallory/widgets", "mallory"));
+  ASSERT_TRUE(event) << event.error().message;
+  EXPECT_TRUE(event->from_fork);
+  EXPECT_EQ(event->ref, "refs/pull/7/head");
+  EXPECT_FALSE(is_trusted(*event, config, repo));
+  auto trigger = make_trigger(*event, "d", config, repo);
+  EXPECT_EQ(trigger.status, store::TriggerStatus::waiting_approval);
+  EXPECT_NE(trigger.message.find("mallory"), std::string::npos);
+}
+
+TEST(Webhook, TrustedAuthorsAndSameRepositoryPullRequestsRunAtOnce) {
+  auto config = serve_config();
+  const auto& repo = config.repositories[0];
+  for (auto [head_repo, author] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"alice/widgets", "alice"},   // trusted server-wide
+           {"bob/widgets", "bob"},       // trusted for this repository
+           {"acme/widgets", "mallory"},  // not a fork: the author could push anyway
+       }) {
+    auto event = parse_webhook("pull_request", pull_body("synchronize", head_repo, author));
+    ASSERT_TRUE(event) << event.error().message;
+    EXPECT_EQ(make_trigger(*event, "d", config, repo).status, store::TriggerStatus::queued)
+        << author;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::server

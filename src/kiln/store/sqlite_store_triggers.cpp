@@ -1,0 +1,125 @@
+// SqliteStore: the events `kiln serve` accepted (see store.h).
+
+#include <sqlite3.h>
+
+#include "kiln/store/sqlite_rows.h"
+#include "kiln/store/sqlite_store_impl.h"
+
+namespace kiln::store {
+
+using sqlite::StatementUse;
+
+namespace {
+
+#define KILN_SQL_TRIGGER_COLUMNS                                                            \
+  "id, delivery, repository, event, ref, sha, sender, status, message, payload, run_ids, " \
+  "created_at, updated_at"
+
+Result<Trigger> read_trigger(const sqlite::Statement& row) {
+  Trigger trigger;
+  trigger.id = row.int64(0);
+  trigger.delivery = row.is_null(1) ? "" : row.text(1);
+  trigger.repository = row.text(2);
+  trigger.event = row.text(3);
+  trigger.ref = row.text(4);
+  trigger.sha = row.text(5);
+  trigger.sender = row.text(6);
+  KILN_TRY(trigger.status, parse_trigger_status(row.text(7)));
+  trigger.message = row.text(8);
+  KILN_TRY(trigger.payload, rows::read_json(row, 9));
+  KILN_TRY(trigger.run_ids, rows::read_json(row, 10));
+  trigger.created_at = row.int64(11);
+  trigger.updated_at = row.int64(12);
+  return trigger;
+}
+
+}  // namespace
+
+Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& trigger) {
+  // ON CONFLICT DO NOTHING: a redelivery changes nothing and is told apart by changes() == 0.
+  static constexpr std::string_view k_sql =
+      "INSERT INTO triggers (delivery, repository, event, ref, sha, sender, status, message, "
+      "payload, run_ids, created_at, updated_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+      "ON CONFLICT (delivery) WHERE delivery IS NOT NULL DO NOTHING";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  const auto now = now_ms();
+  {
+    StatementUse use(*statement);
+    if (trigger.delivery.empty())
+      use->bind_null(1);
+    else
+      use->bind(1, trigger.delivery);
+    use->bind(2, trigger.repository)
+        .bind(3, trigger.event)
+        .bind(4, trigger.ref)
+        .bind(5, trigger.sha)
+        .bind(6, trigger.sender)
+        .bind(7, to_string(trigger.status))
+        .bind(8, trigger.message)
+        .bind(9, rows::json_text(trigger.payload))
+        .bind(10, rows::json_text(trigger.run_ids))
+        .bind(11, trigger.created_at != 0 ? trigger.created_at : now)
+        .bind(12, trigger.updated_at != 0 ? trigger.updated_at : now);
+    KILN_TRY_VOID(use->run());
+  }
+  if (db_.changes() == 0) return std::optional<std::int64_t>{};
+  return std::optional<std::int64_t>{db_.last_insert_rowid()};
+}
+
+Status SqliteStore::update_trigger(const Trigger& trigger) {
+  static constexpr std::string_view k_sql =
+      "UPDATE triggers SET status = ?2, message = ?3, run_ids = ?4, updated_at = ?5 "
+      "WHERE id = ?1";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  {
+    StatementUse use(*statement);
+    use->bind(1, trigger.id)
+        .bind(2, to_string(trigger.status))
+        .bind(3, trigger.message)
+        .bind(4, rows::json_text(trigger.run_ids))
+        .bind(5, trigger.updated_at != 0 ? trigger.updated_at : now_ms());
+    KILN_TRY_VOID(use->run());
+  }
+  if (db_.changes() == 0) return fail(ErrorCode::not_found, "no trigger {}", trigger.id);
+  return {};
+}
+
+Result<Trigger> SqliteStore::get_trigger(std::int64_t trigger_id) {
+  static constexpr std::string_view k_sql =
+      "SELECT " KILN_SQL_TRIGGER_COLUMNS " FROM triggers WHERE id = ?1";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  use->bind(1, trigger_id);
+  KILN_TRY(bool has_row, use->step());
+  if (!has_row) return fail(ErrorCode::not_found, "no trigger {}", trigger_id);
+  return read_trigger(*use);
+}
+
+Result<std::vector<Trigger>> SqliteStore::list_triggers(std::optional<TriggerStatus> status,
+                                                        int limit) {
+  static constexpr std::string_view k_sql =
+      "SELECT " KILN_SQL_TRIGGER_COLUMNS " FROM triggers "
+      "WHERE (?1 IS NULL OR status = ?1) ORDER BY id DESC LIMIT ?2";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  if (status)
+    use->bind(1, to_string(*status));
+  else
+    use->bind_null(1);
+  use->bind(2, static_cast<std::int64_t>(limit > 0 ? limit : -1));
+  std::vector<Trigger> triggers;
+  while (true) {
+    KILN_TRY(bool has_row, use->step());
+    if (!has_row) break;
+    KILN_TRY(auto trigger, read_trigger(*use));
+    triggers.push_back(std::move(trigger));
+  }
+  return triggers;
+}
+
+}  // namespace kiln::store

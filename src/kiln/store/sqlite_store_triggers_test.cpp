@@ -1,0 +1,102 @@
+// Triggers of `kiln serve` in the SQLite store: delivery de-duplication that survives a reopen,
+// updates, and listing by status.
+
+#include <gtest/gtest.h>
+
+#include "kiln/store/sqlite_store.h"
+#include "kiln/store/test_support.h"
+
+namespace kiln::store {
+namespace {
+
+Trigger push_trigger(std::string delivery) {
+  Trigger trigger;
+  trigger.delivery = std::move(delivery);
+  trigger.repository = "demo";
+  trigger.event = "push";
+  trigger.ref = "refs/heads/main";
+  trigger.sha = "0123456789abcdef0123456789abcdef01234567";
+  trigger.sender = "alice";
+  trigger.payload = {{"ref", "refs/heads/main"}};
+  return trigger;
+}
+
+class TriggerStoreTest : public testing::TempDirTest {
+ protected:
+  std::unique_ptr<Store> open() {
+    auto store = open_sqlite_store(db_path());
+    EXPECT_TRUE(store) << store.error().message;
+    return std::move(*store);
+  }
+};
+
+TEST_F(TriggerStoreTest, DuplicateDeliveryIsNotCreatedAgainEvenAfterReopen) {
+  std::int64_t first_id = 0;
+  {
+    auto store = open();
+    auto first = store->create_trigger(push_trigger("d-1"));
+    ASSERT_TRUE(first) << first.error().message;
+    ASSERT_TRUE(first->has_value());
+    first_id = **first;
+    auto again = store->create_trigger(push_trigger("d-1"));
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(again->has_value());
+  }
+  auto store = open();
+  auto after_reopen = store->create_trigger(push_trigger("d-1"));
+  ASSERT_TRUE(after_reopen);
+  EXPECT_FALSE(after_reopen->has_value());
+  auto other = store->create_trigger(push_trigger("d-2"));
+  ASSERT_TRUE(other && other->has_value());
+  EXPECT_NE(**other, first_id);
+  auto all = store->list_triggers(std::nullopt, 0);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 2u);
+}
+
+TEST_F(TriggerStoreTest, TriggersWithoutDeliveryAreNeverDuplicates) {
+  auto store = open();
+  auto a = store->create_trigger(push_trigger(""));
+  auto b = store->create_trigger(push_trigger(""));
+  ASSERT_TRUE(a && a->has_value());
+  ASSERT_TRUE(b && b->has_value());
+  EXPECT_NE(**a, **b);
+  auto read = store->get_trigger(**a);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->delivery, "");
+}
+
+TEST_F(TriggerStoreTest, UpdateAndListByStatus) {
+  auto store = open();
+  auto id = store->create_trigger(push_trigger("x"));
+  ASSERT_TRUE(id && id->has_value());
+  auto waiting = push_trigger("y");
+  waiting.status = TriggerStatus::waiting_approval;
+  ASSERT_TRUE(store->create_trigger(waiting));
+
+  auto trigger = store->get_trigger(**id);
+  ASSERT_TRUE(trigger);
+  EXPECT_EQ(trigger->status, TriggerStatus::queued);
+  EXPECT_EQ(trigger->payload["ref"], "refs/heads/main");
+  trigger->status = TriggerStatus::finished;
+  trigger->run_ids = nlohmann::json::array({4, 5});
+  trigger->message = "done";
+  ASSERT_TRUE(store->update_trigger(*trigger));
+  auto read = store->get_trigger(**id);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, TriggerStatus::finished);
+  EXPECT_EQ(read->run_ids, nlohmann::json::array({4, 5}));
+  EXPECT_EQ(read->message, "done");
+
+  auto waiting_list = store->list_triggers(TriggerStatus::waiting_approval, 0);
+  ASSERT_TRUE(waiting_list);
+  ASSERT_EQ(waiting_list->size(), 1u);
+  EXPECT_EQ(waiting_list->front().delivery, "y");
+  EXPECT_FALSE(store->get_trigger(9999));
+  Trigger missing;
+  missing.id = 9999;
+  EXPECT_FALSE(store->update_trigger(missing));
+}
+
+}  // namespace
+}  // namespace kiln::store
