@@ -55,6 +55,6 @@ done
 on=$(median < "$work/on.t")
 off=$(median < "$work/off.t")
 printf 'rounds: %d; workload: %s\n' "$rounds" "$workload"
-printf '%-22s %10.3f s\n' "sampling 10 Hz" "$(echo "$on / 1000000000" | bc -l)"
-printf '%-22s %10.3f s\n' "sampling off" "$(echo "$off / 1000000000" | bc -l)"
-printf '%-22s %10.4f\n' "ratio on/off" "$(echo "$on / $off" | bc -l)"
+printf '%-22s %10.3f s\n' "sampling 10 Hz" "$(awk -v n="$on" 'BEGIN {print n / 1e9}')"
+printf '%-22s %10.3f s\n' "sampling off" "$(awk -v n="$off" 'BEGIN {print n / 1e9}')"
+printf '%-22s %10.4f\n' "ratio on/off" "$(awk -v a="$on" -v b="$off" 'BEGIN {print a / b}')"

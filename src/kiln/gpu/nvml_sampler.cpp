@@ -1,6 +1,7 @@
 // The NVML sampler (telemetry.h): NVML initialised once for the sampler's life, device handles
 // cached, every query optional.
 
+#include <chrono>
 #include <map>
 #include <mutex>
 
@@ -21,11 +22,17 @@ std::int64_t now_ms() {
 
 // What the query threads share with the sampler. A thread abandoned at its deadline may still
 // hold it, so it owns the NVML init and shuts NVML down only when the last user lets go.
+constexpr auto k_energy_interval = std::chrono::seconds(10);
+
 struct NvmlSession {
   std::mutex mutex;  // one query at a time (a late abandoned thread against the next call)
   std::shared_ptr<const NvmlApi> api;
   bool initialised = false;
   std::map<int, nvml::Device> handles;
+  // nvmlDeviceGetTotalEnergyConsumption costs about 4 ms on an H200 (every other query a few
+  // microseconds; docs/gpu-verification.md): the counter is read at most every
+  // k_energy_interval per GPU, and the summary integrates power after the last reading.
+  std::map<int, std::chrono::steady_clock::time_point> energy_read;
 
   ~NvmlSession() {
     if (initialised) api->shutdown();
@@ -68,9 +75,14 @@ struct NvmlSession {
         s.temperature_c = t;
       if (unsigned mw = 0; api->get_power && api->get_power(device, &mw) == nvml::k_success)
         s.power_w = mw / 1000.0;
+      auto now = std::chrono::steady_clock::now();
+      auto last = energy_read.find(index);
       if (unsigned long long mj = 0;
-          api->get_energy && api->get_energy(device, &mj) == nvml::k_success)
+          api->get_energy && (last == energy_read.end() || now - last->second >= k_energy_interval) &&
+          api->get_energy(device, &mj) == nvml::k_success) {
         s.energy_mj = mj;
+        energy_read[index] = now;
+      }
       if (unsigned mhz = 0;
           api->get_clock && api->get_clock(device, nvml::k_clock_sm, &mhz) == nvml::k_success)
         s.sm_clock_mhz = mhz;

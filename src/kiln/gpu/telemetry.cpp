@@ -121,6 +121,7 @@ GpuJobSummary summarize(const std::vector<GpuSample>& samples, int gpu_count,
     double gpu_util_sum = 0;
     int gpu_util_count = 0;
     double integrated_j = 0;
+    double after_last_energy_j = 0;  // power integrated since the counter's last reading
     bool have_power = false;
     std::optional<std::uint64_t> first_energy, last_energy;
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -136,18 +137,20 @@ GpuJobSummary summarize(const std::vector<GpuSample>& samples, int gpu_count,
       if (s.temperature_c)
         summary.max_temperature_c = std::max(summary.max_temperature_c.value_or(-273.0),
                                              *s.temperature_c);
-      if (s.power_w) {
-        integrated_j += *s.power_w * dt;
-        have_power = true;
-      }
       if (s.energy_mj) {
         if (!first_energy) first_energy = s.energy_mj;
         last_energy = s.energy_mj;
+        after_last_energy_j = 0;
+      }
+      if (s.power_w) {
+        integrated_j += *s.power_w * dt;
+        after_last_energy_j += *s.power_w * dt;
+        have_power = true;
       }
       if (std::ranges::any_of(s.throttle_reasons, is_throttling)) summary.throttled_seconds += dt;
     }
     if (first_energy && list.size() > 1 && *last_energy >= *first_energy) {
-      energy_j += static_cast<double>(*last_energy - *first_energy) / 1000.0;
+      energy_j += static_cast<double>(*last_energy - *first_energy) / 1000.0 + after_last_energy_j;
       have_energy = true;
     } else if (have_power) {
       energy_j += integrated_j;

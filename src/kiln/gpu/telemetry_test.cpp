@@ -67,7 +67,8 @@ TEST(Telemetry, TheSummaryUsesTheEnergyCounterWhenThereIsOne) {
   ASSERT_TRUE(s.mean_utilization_pct);
   EXPECT_DOUBLE_EQ(*s.mean_utilization_pct, 50);
   ASSERT_TRUE(s.energy_wh);
-  EXPECT_DOUBLE_EQ(*s.energy_wh, 3600.0 / 3600.0);  // 3.6 MJ of mJ = 3600 J = 1 Wh
+  // 3.6 MJ of mJ = 3600 J between the counter's readings, then 500 W for the last second.
+  EXPECT_DOUBLE_EQ(*s.energy_wh, (3600.0 + 500.0) / 3600.0);
   EXPECT_EQ(s.max_temperature_c, 71);
   EXPECT_DOUBLE_EQ(s.throttled_seconds, 1.0);  // the last sample lasts until the end
   EXPECT_DOUBLE_EQ(s.gpu_seconds_held, 3.0);
@@ -124,11 +125,13 @@ TEST(NvmlSampler, ReadsEveryMetricAndInitialisesNvmlOnce) {
     ASSERT_EQ(one.processes.size(), 1u);
     EXPECT_EQ(one.processes[0].pid, getpid());
     EXPECT_EQ(one.processes[0].used_mib, 2048u);
-    ASSERT_TRUE(one.energy_mj);
-    if (first_energy) {
-      EXPECT_GT(*one.energy_mj, *first_energy);
+    // The energy counter is slow on real GPUs (4 ms on an H200): read once per 10 s per GPU.
+    if (round == 0) {
+      ASSERT_TRUE(one.energy_mj);
+      first_energy = one.energy_mj;
+    } else {
+      EXPECT_FALSE(one.energy_mj);
     }
-    first_energy = one.energy_mj;
     EXPECT_EQ((*samples)[1].throttle_reasons,
               (std::vector<std::string>{"sw_power_cap", "hw_slowdown"}));
     EXPECT_FALSE((*samples)[2].power_w);  // not supported on GPU 3: unset, not an error
