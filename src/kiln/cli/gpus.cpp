@@ -30,23 +30,9 @@ struct GpusArgs {
   std::string config;
 };
 
-std::string_view kind_name(engine::GpuState::Kind kind) {
-  switch (kind) {
-    case engine::GpuState::Kind::free:
-      return "free";
-    case engine::GpuState::Kind::leased:
-      return "leased";
-    case engine::GpuState::Kind::busy:
-      return "busy";
-    case engine::GpuState::Kind::quarantined:
-      return "quarantined";
-  }
-  return "free";
-}
-
 std::string state_cell(const engine::GpuState& state) {
-  if (state.detail.empty()) return std::string(kind_name(state.kind));
-  return fmt::format("{}: {}", kind_name(state.kind), state.detail);
+  if (state.detail.empty()) return std::string(engine::gpu_state_name(state.kind));
+  return fmt::format("{}: {}", engine::gpu_state_name(state.kind), state.detail);
 }
 
 // A link as nvidia-smi topo -m writes it: NV<width>, XGMI, PIX (one PCIe switch), PHB (a host
@@ -151,7 +137,7 @@ int run_gpus(const GpusArgs& args) {
     auto json = gpu::inventory_to_json(shown);
     for (std::size_t i = 0; i < states->size(); ++i) {
       const auto& state = (*states)[i];
-      json["gpus"][i]["state"] = {{"kind", kind_name(state.kind)},
+      json["gpus"][i]["state"] = {{"kind", engine::gpu_state_name(state.kind)},
                                   {"detail", state.detail},
                                   {"since_ms", state.since}};
     }

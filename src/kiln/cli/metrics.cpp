@@ -30,16 +30,6 @@ std::string hostname() {
   return buffer;
 }
 
-std::string state_name(engine::GpuState::Kind kind) {
-  switch (kind) {
-    case engine::GpuState::Kind::free: return "free";
-    case engine::GpuState::Kind::leased: return "leased";
-    case engine::GpuState::Kind::busy: return "busy";
-    case engine::GpuState::Kind::quarantined: return "quarantined";
-  }
-  return "free";
-}
-
 int run_metrics(const MetricsArgs& args) {
   engine::RunOptions options;
   if (!args.simulate.empty()) options.simulate_gpus = args.simulate;
@@ -73,7 +63,7 @@ int run_metrics(const MetricsArgs& args) {
       if (g.memory_total_mib >= g.memory_used_mib)
         m.memory_free_mib = static_cast<double>(g.memory_total_mib - g.memory_used_mib);
       const auto& state = states->at(static_cast<std::size_t>(g.index));
-      m.state = state_name(state.kind);
+      m.state = std::string(engine::gpu_state_name(state.kind));
       if (state.kind == engine::GpuState::Kind::leased) ++kiln.gpu_leases;
       if (state.kind == engine::GpuState::Kind::quarantined) ++kiln.gpus_quarantined;
       gpus.push_back(std::move(m));

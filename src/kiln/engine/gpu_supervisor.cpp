@@ -27,6 +27,20 @@ std::string gpu_name(const gpu::GpuInfo& gpu) {
 
 }  // namespace
 
+std::string_view gpu_state_name(GpuState::Kind kind) {
+  switch (kind) {
+    case GpuState::Kind::free:
+      return "free";
+    case GpuState::Kind::leased:
+      return "leased";
+    case GpuState::Kind::busy:
+      return "busy";
+    case GpuState::Kind::quarantined:
+      return "quarantined";
+  }
+  return "free";
+}
+
 Status GpuSupervisor::start_locked() {
   if (inventory_) return {};
   gpu::DiscoverOptions discover;

@@ -28,6 +28,9 @@ struct GpuState {
   std::int64_t since = 0;
 };
 
+// "free", "leased", "busy", "quarantined": the names `kiln gpus --json` and `kiln metrics` use.
+std::string_view gpu_state_name(GpuState::Kind kind);
+
 // The GPUs as one scheduling pass sees them: a copy, so that job threads refreshing the live
 // state do not change it under the pass.
 struct GpuSnapshot {
