@@ -1,9 +1,11 @@
 // CPU cost of one telemetry sample (src/kiln/gpu/telemetry.h), per GPU: the NVML sampler against
 // the fake libnvidia-ml of the unit tests (or a real one: KILN_BENCH_NVML=libnvidia-ml.so.1 on a
 // GPU host), and the simulated sampler, which re-reads and re-validates its JSON spec each time.
-// Each iteration samples every GPU once, through the deadline helper as the engine does; the
-// "per_gpu" counter is the process CPU time of one GPU's sample (all threads, the deadline
-// helper's worker included). docs/performance.md, "GPU telemetry".
+// Each iteration samples every GPU once, through the sampler's deadline worker as the engine does;
+// the "per_gpu" counter is the process CPU time of one GPU's sample (all threads, the worker
+// included). BM_ThreadPerCall and BM_DeadlineWorker compare the two ways of keeping a deadline
+// on an empty query side by side: a thread started per call (call_with_deadline, what the
+// samplers used before) and the worker that stays. docs/performance.md, "GPU telemetry".
 
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/gpu/deadline.h"
 #include "kiln/gpu/telemetry.h"
 
 namespace {
@@ -67,5 +70,22 @@ void BM_SimulatedSample(benchmark::State& state) {
   std::filesystem::remove(spec);
 }
 BENCHMARK(BM_SimulatedSample)->Arg(1)->Arg(8)->MeasureProcessCPUTime();
+
+void BM_ThreadPerCall(benchmark::State& state) {
+  for (auto _ : state) {
+    auto r = kiln::gpu::call_with_deadline<int>([] { return kiln::Result<int>(1); }, 10s, "empty");
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_ThreadPerCall)->MeasureProcessCPUTime();
+
+void BM_DeadlineWorker(benchmark::State& state) {
+  kiln::gpu::DeadlineWorker worker;
+  for (auto _ : state) {
+    auto r = worker.call<int>([] { return kiln::Result<int>(1); }, 10s, "empty");
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_DeadlineWorker)->MeasureProcessCPUTime();
 
 }  // namespace

@@ -362,7 +362,7 @@ class AmdSysfsSampler : public GpuSampler {
       }
       files_ = std::make_shared<const std::vector<AmdSampleFiles>>(std::move(files));
     }
-    return call_with_deadline<std::vector<GpuSample>>(
+    return worker_.call<std::vector<GpuSample>>(
         [files = files_, indices]() -> Result<std::vector<GpuSample>> {
           std::vector<GpuSample> samples;
           for (int index : indices) {
@@ -398,6 +398,7 @@ class AmdSysfsSampler : public GpuSampler {
  private:
   fs::path root_;
   std::shared_ptr<const std::vector<AmdSampleFiles>> files_;
+  DeadlineWorker worker_;
 };
 
 }  // namespace

@@ -110,7 +110,7 @@ class NvmlSampler : public GpuSampler {
       session_ = std::make_shared<NvmlSession>();
       session_->api = std::move(api);
     }
-    return call_with_deadline<std::vector<GpuSample>>(
+    return worker_.call<std::vector<GpuSample>>(
         [session = session_, indices] { return session->sample(indices); }, deadline,
         "NVML telemetry");
   }
@@ -118,6 +118,7 @@ class NvmlSampler : public GpuSampler {
  private:
   std::string library_;
   std::shared_ptr<NvmlSession> session_;
+  DeadlineWorker worker_;  // destroyed first: joins its idle thread
 };
 
 }  // namespace

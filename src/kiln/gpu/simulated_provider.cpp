@@ -339,7 +339,7 @@ class SimulatedSampler : public GpuSampler {
 
   Result<std::vector<GpuSample>> sample(const std::vector<int>& indices,
                                         std::chrono::milliseconds deadline) override {
-    return call_with_deadline<std::vector<GpuSample>>(
+    return worker_.call<std::vector<GpuSample>>(
         [spec = spec_, indices]() -> Result<std::vector<GpuSample>> {
           std::vector<GpuSample> telemetry;
           KILN_TRY(auto inventory, load_spec(spec, &telemetry));
@@ -364,6 +364,7 @@ class SimulatedSampler : public GpuSampler {
 
  private:
   std::filesystem::path spec_;
+  DeadlineWorker worker_;
 };
 
 }  // namespace
