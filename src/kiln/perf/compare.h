@@ -4,6 +4,13 @@
 //
 // A change is flagged only when it is BOTH
 //   - statistically significant at `alpha`, by
+//       * the run history ("run-history"), when the current result and at least `min_history`
+//         runs of the history have at least `min_samples` repetitions: a random-effects
+//         model. Every run's location is its Hodges-Lehmann shift against the history's pooled
+//         repetitions (a rank estimator: steady when the samples fall into two modes, unmoved
+//         by outliers); the spread of the history runs' locations contains both the noise
+//         within a run and the run-to-run noise, and the current run's location must leave
+//         their prediction interval at alpha; or else
 //       * the Mann-Whitney U test on repetitions, when the current result and the baseline run
 //         both have at least `min_samples` of them; or else
 //       * a prediction interval from the history (the summary values of the last runs on the
@@ -44,6 +51,10 @@ struct DecisionOptions {
   std::size_t min_samples =
       5;  // per side, for the rank test (with 5 and 5 the exact p can reach 0.008)
   std::size_t min_history = 5;  // points, for the prediction interval
+  // Decide with the run history (below) when it has repetitions; false: the older rule (the
+  // rank test against the latest run, confirmed by the interval of the run summaries), kept
+  // for the evaluation's before/after comparison.
+  bool run_history = true;
 };
 
 // What the current result is compared with.
@@ -56,18 +67,24 @@ struct Baseline {
   // The single value shown as "baseline" when neither of the above is usable (one run with no
   // repetitions): the comparison can only say no_baseline then.
   std::optional<double> value;
+  // The repetitions of each of those runs, in the same order (an empty vector for a run that
+  // had none; may be empty altogether, or shorter than `history`).
+  std::vector<std::vector<double>> history_samples;
 };
 
 struct Comparison {
   Verdict verdict = Verdict::no_baseline;
-  std::string method;   // "mann-whitney", "prediction-interval" or "" (no baseline)
+  // "run-history", "mann-whitney", "prediction-interval" or "" (no baseline)
+  std::string method;
   double baseline = 0;  // the baseline's summary (median of its samples or of the history)
   double current = 0;   // the current summary
   // Relative change, signed; 0 when the baseline is 0. (current - baseline) / |baseline|, except
   // for the rank test: the Hodges-Lehmann shift / |baseline|.
   double change = 0;
   std::optional<double> p_value;
-  std::optional<PredictionInterval> interval;  // for the prediction-interval method
+  // For the prediction-interval method: where the current value falls without a change; for
+  // run-history: where the current run's location (baseline + its shift) falls.
+  std::optional<PredictionInterval> interval;
   // The smallest relative change this comparison could have detected (0 when unknown): when it
   // exceeds the threshold and nothing was significant, the verdict is too_noisy.
   double detectable = 0;
