@@ -6,11 +6,12 @@
 //   - statistically significant at `alpha`, by
 //       * the run history ("run-history"), when the current result and at least `min_history`
 //         runs of the history have at least `min_samples` repetitions: a random-effects
-//         model. Every run's location is its Hodges-Lehmann shift against the history's pooled
-//         repetitions (a rank estimator: steady when the samples fall into two modes, unmoved
-//         by outliers); the spread of the history runs' locations contains both the noise
-//         within a run and the run-to-run noise, and the current run's location must leave
-//         their prediction interval at alpha; or else
+//         model. A run's level (the mean of its repetitions without far outliers, judged by
+//         the within-run spread pooled over the history) is the true cost plus the run's own
+//         offset plus the noise of its repetitions; the spread of the history's levels holds
+//         both, and the current level must leave their prediction interval at alpha (corrected
+//         for the skewness of a mean of few repetitions), and the current repetitions must
+//         differ from all the history's repetitions by the rank test at alpha; or else
 //       * the Mann-Whitney U test on repetitions, when the current result and the baseline run
 //         both have at least `min_samples` of them; or else
 //       * a prediction interval from the history (the summary values of the last runs on the
@@ -19,8 +20,9 @@
 //     the half-width of its confidence interval (`detectable`) reaches the threshold. A change
 //     measured precisely below the threshold passes; a true step of exactly the threshold is
 //     caught (nearly) every time, not one time in two as a bare "estimate > 5%" rule would.
-// With repetitions and a history both, the change must pass both tests, the interval at alpha
-// and the rank test at confirm_alpha: repetitions of one run do not see run-to-run noise.
+// For the Mann-Whitney rule with a history of summaries (no repetitions in it), the change must
+// pass both tests, the interval at alpha and the rank test at confirm_alpha: repetitions of one
+// run do not see run-to-run noise.
 // The rank test leaves out far outliers (stats.h: without_far_outliers) and its change is the
 // Hodges-Lehmann shift relative to the baseline's median.
 // When the test is not significant and the noise is large enough that a change of the
@@ -44,9 +46,11 @@ std::string_view to_string(Verdict verdict);  // "regression", "too-noisy", "no-
 struct DecisionOptions {
   double threshold = 0.05;  // relative: 0.05 is 5%
   double alpha = 0.01;      // significance level of either test
-  // With a history, the prediction interval (at alpha) decides and the rank test only has to
-  // confirm at this level: the interval bounds the false alarms, the rank test checks that the
-  // repetitions, not one lucky summary, moved.
+  // For the Mann-Whitney rule with a history of summaries, the prediction interval (at alpha)
+  // decides and the rank test against the latest run only has to confirm at this level: the
+  // interval bounds the false alarms, the rank test checks that the repetitions, not one lucky
+  // summary, moved. (The run-history rule tests against all the history's repetitions, with
+  // power to spare, and confirms at alpha.)
   double confirm_alpha = 0.05;
   std::size_t min_samples =
       5;  // per side, for the rank test (with 5 and 5 the exact p can reach 0.008)

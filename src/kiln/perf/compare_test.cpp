@@ -222,6 +222,26 @@ TEST(Compare, RunHistoryAsSlowAsAThrottledRunOfTheHistoryIsTooNoisy) {
             Verdict::regression);
 }
 
+TEST(Compare, RunHistoryIntervalLeansTowardsTheSlowModeOfFewRepetitions) {
+  // Runs of 5 with 0 to 2 repetitions in a mode 4% slower: the level of such a run has a long
+  // slow tail, and the interval is wider on that side than on the other.
+  auto base = run_history(20, [](int r) {
+    auto values = around(100, 0.01, 5, r);
+    for (int i = 0; i < r % 3; ++i) values[static_cast<std::size_t>(i)] *= 1.04;
+    return values;
+  });
+  auto c = compare(base, around(100, 0.01, 5), 0, Direction::smaller_is_better, {});
+  ASSERT_EQ(c.method, "run-history");
+  ASSERT_TRUE(c.interval);
+  EXPECT_GT(c.interval->upper - c.interval->center, 1.1 * (c.interval->center - c.interval->lower));
+  // Symmetric noise: a symmetric interval.
+  auto even = run_history(20, [](int r) { return around(100 + (r % 5) - 2, 0.01, 5, r); });
+  auto e = compare(even, around(100, 0.01, 5), 0, Direction::smaller_is_better, {});
+  ASSERT_TRUE(e.interval);
+  EXPECT_NEAR(e.interval->upper - e.interval->center, e.interval->center - e.interval->lower,
+              0.01 * (e.interval->upper - e.interval->center));
+}
+
 TEST(Compare, RunHistoryNeedsRepetitionsOnBothSides) {
   auto base = run_history(20, [](int r) { return around(100, 0.01, 10, r); });
   // The current result has no repetitions: the prediction interval of the summaries.
