@@ -80,14 +80,16 @@ struct Comparison {
   Verdict verdict = Verdict::no_baseline;
   // "run-history", "mann-whitney", "prediction-interval" or "" (no baseline)
   std::string method;
-  double baseline = 0;  // the baseline's summary (median of its samples or of the history)
-  double current = 0;   // the current summary
+  // The baseline's summary (median of its samples or of the history; for run-history the mean
+  // of the history's run levels) and the current one (for run-history: the current run's level).
+  double baseline = 0;
+  double current = 0;
   // Relative change, signed; 0 when the baseline is 0. (current - baseline) / |baseline|, except
   // for the rank test: the Hodges-Lehmann shift / |baseline|.
   double change = 0;
   std::optional<double> p_value;
-  // For the prediction-interval method: where the current value falls without a change; for
-  // run-history: where the current run's location (baseline + its shift) falls.
+  // Where the current value (prediction-interval) or the current run's level (run-history)
+  // falls without a change; with the mann-whitney rule and a history, the interval it confirms.
   std::optional<PredictionInterval> interval;
   // The smallest relative change this comparison could have detected (0 when unknown): when it
   // exceeds the threshold and nothing was significant, the verdict is too_noisy.
