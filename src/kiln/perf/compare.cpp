@@ -39,12 +39,15 @@ Verdict classify(const Comparison& c, Direction direction, const DecisionOptions
 // standard deviations of the noise within a run (as stats.h: without_far_outliers).
 constexpr double k_far = 5;
 
-// `samples` without the values more than k_far * `scale` from their median.
+// `samples` without the values more than k_far * `scale` from their median. Outliers are a
+// minority by definition: when the fence would leave half of the values out or more (a run far
+// noisier than the history's), it leaves none out.
 std::vector<double> within_fence(std::span<const double> samples, double scale) {
   const double center = median(samples);
   std::vector<double> kept;
   for (double v : samples)
     if (scale <= 0 || std::fabs(v - center) <= k_far * scale) kept.push_back(v);
+  if (2 * kept.size() <= samples.size()) return {samples.begin(), samples.end()};
   return kept;
 }
 
@@ -103,6 +106,7 @@ std::optional<Comparison> compare_run_history(const Baseline& baseline,
   if (interval.sigma > 0) {
     const double n = static_cast<double>(current.size());
     skewness = std::clamp(third_moment / (n * n) / std::pow(interval.sigma, 3), -1.0, 1.0);
+    if (!std::isfinite(skewness)) skewness = 0;
   }
   if (scale_level > 0) {
     const double t = (interval.upper - interval.center) / scale_level;

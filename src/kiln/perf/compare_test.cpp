@@ -242,6 +242,19 @@ TEST(Compare, RunHistoryIntervalLeansTowardsTheSlowModeOfFewRepetitions) {
               0.01 * (e.interval->upper - e.interval->center));
 }
 
+TEST(Compare, RunHistoryDoesNotFenceOffMostOfAWildRun) {
+  // The history's runs agree within 0.2%; the current run is spread over ±30%. Its values are
+  // not "far outliers" of a tight run: the fence leaves them all in, and the verdict is about
+  // all of them (not a mean of the one or two values near its median).
+  auto base = run_history(20, [](int r) { return around(100, 0.002, 10, r); });
+  auto wild = around(100, 0.3, 10, 3);
+  auto c = compare(base, wild, 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.method, "run-history");
+  EXPECT_NEAR(c.current, 100, 1e-9);
+  EXPECT_NE(c.verdict, Verdict::regression);
+  EXPECT_NE(c.verdict, Verdict::improvement);
+}
+
 TEST(Compare, RunHistoryNeedsRepetitionsOnBothSides) {
   auto base = run_history(20, [](int r) { return around(100, 0.01, 10, r); });
   // The current result has no repetitions: the prediction interval of the summaries.
