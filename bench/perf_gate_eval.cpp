@@ -4,8 +4,10 @@
 // times: a history of 20 runs at level 100, then one current run at 100·(1 + step). Each
 // rule judges the current run against the history; a step of 0 measures false alarms, the
 // others the detection rate. Rules:
-//   kiln     perf::compare (rank test on repetitions + prediction interval from the history,
-//            threshold 5%, alpha 0.01): the engine's decision;
+//   kiln     perf::compare with the defaults (threshold 5%, alpha 0.01): the engine's decision
+//            (with repetitions: the run-history random-effects rule);
+//   before   perf::compare with run_history = false: the rank test against the previous run,
+//            confirmed by the prediction interval of the run summaries (the rule before it);
 //   naive    "previous value, 5% threshold": the current mean against the previous run's mean;
 //   rank     the rank test alone at p < 0.05 (what compare.py-style tools report), slower side.
 // Then the change-point detector on series of 40 runs with a step at run 20.
@@ -18,8 +20,9 @@
 //               repetitions within a run vary only N(0, cv/4)
 //
 // Fixed seed: the output is the same on every machine with the same libstdc++.
-// Usage: perf_gate_eval [--trials N] [--seed S]
+// Usage: perf_gate_eval [--trials N] [--seed S] [--noise NAME] [--change-points off]
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -97,27 +100,32 @@ double mean(const std::vector<double>& values) {
 
 struct Rates {
   int trials = 0;
-  int kiln = 0, kiln_noisy = 0, naive = 0, rank = 0;
+  int kiln = 0, kiln_noisy = 0, before = 0, before_noisy = 0, naive = 0, rank = 0;
 };
 
 Rates judge(Generator& gen, Noise noise, double cv, int reps, double step, int trials) {
   constexpr int k_history = 20;
   Rates rates;
   kiln::perf::DecisionOptions options;  // the defaults: 5%, alpha 0.01
+  kiln::perf::DecisionOptions before = options;
+  before.run_history = false;
   for (int t = 0; t < trials; ++t) {
     kiln::perf::Baseline baseline;
     std::vector<double> previous;
     for (int i = 0; i < k_history; ++i) {
       previous = gen.run(100, noise, cv, reps);
       baseline.history.push_back(kiln::perf::summary_of(previous));
+      baseline.history_samples.push_back(previous);
     }
     baseline.samples = previous;
-    if (std::getenv("EVAL_NO_HISTORY")) baseline.history.clear();
     auto current = gen.run(100 * (1 + step), noise, cv, reps);
     auto c = kiln::perf::compare(baseline, current, 0, Direction::smaller_is_better, options);
     ++rates.trials;
     rates.kiln += c.verdict == Verdict::regression;
     rates.kiln_noisy += c.verdict == Verdict::too_noisy;
+    auto b = kiln::perf::compare(baseline, current, 0, Direction::smaller_is_better, before);
+    rates.before += b.verdict == Verdict::regression;
+    rates.before_noisy += b.verdict == Verdict::too_noisy;
     rates.naive += (mean(current) - mean(previous)) / mean(previous) > 0.05;
     if (reps >= 2) {
       auto test = kiln::perf::mann_whitney_u(previous, current);
@@ -139,12 +147,18 @@ std::string percent(int count, int total) {
 int main(int argc, char** argv) {
   int trials = 1000;
   std::uint64_t seed = 20261130;
+  std::string only;          // --noise NAME: one noise model only
+  bool change_points = true;  // --change-points off: the decision tables only
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string_view flag = argv[i];
     if (flag == "--trials")
       trials = std::atoi(argv[i + 1]);
     else if (flag == "--seed")
       seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--noise")
+      only = argv[i + 1];
+    else if (flag == "--change-points")
+      change_points = std::string_view(argv[i + 1]) != "off";
   }
   Generator gen(seed);
   const double cvs[] = {0.01, 0.02, 0.05, 0.10};
@@ -155,69 +169,95 @@ int main(int argc, char** argv) {
               trials, static_cast<unsigned long long>(seed));
   std::printf(
       "False alarm = flagged as a regression with no change; detection = flagged after a step of\n"
-      "that size. kiln: rank test + prediction interval, threshold 5%%, alpha 0.01 (too-noisy\n"
-      "is counted separately, it is never a pass); naive: previous value, 5%% threshold;\n"
-      "rank: rank test alone, p < 0.05.\n\n");
+      "that size. kiln: the engine's rule (run history), threshold 5%%, alpha 0.01 (too-noisy\n"
+      "is counted separately, it is never a pass); before: the rule it replaced (rank test\n"
+      "against the previous run + interval of the summaries); naive: previous value, 5%%\n"
+      "threshold; rank: rank test alone, p < 0.05.\n\n");
   std::printf(
-      "| noise | CV | reps | false alarm kiln | naive | rank | too-noisy kiln (no change) |");
-  for (double step : steps) std::printf(" detect %g%% kiln | naive |", step * 100);
-  std::printf("\n|---|---|---|---|---|---|---|");
-  for (std::size_t i = 0; i < std::size(steps); ++i) std::printf("---|---|");
+      "| noise | CV | reps | false alarm kiln | before | naive | rank | too-noisy kiln (no "
+      "change) | before |");
+  for (double step : steps)
+    std::printf(step == 0.05 ? " detect %g%% kiln | before | naive |" : " detect %g%% kiln | naive |",
+                step * 100);
+  std::printf("\n|---|---|---|---|---|---|---|---|---|");
+  for (double step : steps) std::printf(step == 0.05 ? "---|---|---|" : "---|---|");
   std::printf("\n");
   // Totals for the targets, per noise model.
   struct Totals {
-    int fa = 0, fa_naive = 0, fa_total = 0;
-    int det5 = 0, det5_naive = 0, det5_total = 0;
+    int fa = 0, fa_before = 0, fa_naive = 0, fa_total = 0;
+    double fa_worst = 0;  // the largest false-alarm rate of a cell with repetitions (>= 5)
+    int det5 = 0, det5_before = 0, det5_naive = 0, det5_total = 0;
   };
   std::vector<Totals> totals(std::size(k_noises));
   for (std::size_t n = 0; n < std::size(k_noises); ++n) {
     Noise noise = k_noises[n];
+    if (!only.empty() && only != name(noise)) continue;
     for (double cv : cvs) {
       for (int reps : reps_list) {
         auto none = judge(gen, noise, cv, reps, 0, trials);
         totals[n].fa += none.kiln;
+        totals[n].fa_before += none.before;
         totals[n].fa_naive += none.naive;
         totals[n].fa_total += none.trials;
-        std::printf("| %s | %g%% | %d | %s | %s | %s | %s |", name(noise), cv * 100, reps,
-                    percent(none.kiln, none.trials).c_str(),
+        if (reps >= 5)
+          totals[n].fa_worst = std::max(totals[n].fa_worst, 1.0 * none.kiln / none.trials);
+        std::printf("| %s | %g%% | %d | %s | %s | %s | %s | %s | %s |", name(noise), cv * 100,
+                    reps, percent(none.kiln, none.trials).c_str(),
+                    percent(none.before, none.trials).c_str(),
                     percent(none.naive, none.trials).c_str(),
                     reps >= 2 ? percent(none.rank, none.trials).c_str() : "-",
-                    percent(none.kiln_noisy, none.trials).c_str());
+                    percent(none.kiln_noisy, none.trials).c_str(),
+                    percent(none.before_noisy, none.trials).c_str());
         for (double step : steps) {
           auto r = judge(gen, noise, cv, reps, step, trials);
-          std::printf(" %s | %s |", percent(r.kiln, r.trials).c_str(),
-                      percent(r.naive, r.trials).c_str());
+          if (step == 0.05)
+            std::printf(" %s | %s | %s |", percent(r.kiln, r.trials).c_str(),
+                        percent(r.before, r.trials).c_str(), percent(r.naive, r.trials).c_str());
+          else
+            std::printf(" %s | %s |", percent(r.kiln, r.trials).c_str(),
+                        percent(r.naive, r.trials).c_str());
           if (step == 0.05 && cv <= 0.02 && reps >= 10) {
             totals[n].det5 += r.kiln;
+            totals[n].det5_before += r.before;
             totals[n].det5_naive += r.naive;
             totals[n].det5_total += r.trials;
           }
         }
         std::printf("\n");
+        std::fflush(stdout);
       }
     }
   }
   std::printf(
-      "\n| noise | false alarms, every no-change cell: kiln | naive | detection of 5%% steps, CV "
-      "<= 2%%, "
-      ">= 10 repetitions: kiln | naive |\n|---|---|---|---|---|\n");
+      "\n| noise | false alarms, every no-change cell: kiln | before | naive | worst cell with "
+      ">= 5 reps: kiln | detection of 5%% steps, CV <= 2%%, >= 10 repetitions: kiln | before | "
+      "naive |\n|---|---|---|---|---|---|---|---|\n");
   Totals all;
   for (std::size_t n = 0; n < std::size(k_noises); ++n) {
     const auto& t = totals[n];
-    std::printf("| %s | %s | %s | %s | %s |\n", name(k_noises[n]),
-                percent(t.fa, t.fa_total).c_str(), percent(t.fa_naive, t.fa_total).c_str(),
-                percent(t.det5, t.det5_total).c_str(), percent(t.det5_naive, t.det5_total).c_str());
+    if (t.fa_total == 0) continue;
+    std::printf("| %s | %s | %s | %s | %.1f%% | %s | %s | %s |\n", name(k_noises[n]),
+                percent(t.fa, t.fa_total).c_str(), percent(t.fa_before, t.fa_total).c_str(),
+                percent(t.fa_naive, t.fa_total).c_str(), 100 * t.fa_worst,
+                percent(t.det5, t.det5_total).c_str(), percent(t.det5_before, t.det5_total).c_str(),
+                percent(t.det5_naive, t.det5_total).c_str());
     all.fa += t.fa;
+    all.fa_before += t.fa_before;
     all.fa_naive += t.fa_naive;
     all.fa_total += t.fa_total;
+    all.fa_worst = std::max(all.fa_worst, t.fa_worst);
     all.det5 += t.det5;
+    all.det5_before += t.det5_before;
     all.det5_naive += t.det5_naive;
     all.det5_total += t.det5_total;
   }
-  std::printf("| all | %s | %s | %s | %s |\n\n", percent(all.fa, all.fa_total).c_str(),
-              percent(all.fa_naive, all.fa_total).c_str(),
+  std::printf("| all | %s | %s | %s | %.1f%% | %s | %s | %s |\n\n",
+              percent(all.fa, all.fa_total).c_str(), percent(all.fa_before, all.fa_total).c_str(),
+              percent(all.fa_naive, all.fa_total).c_str(), 100 * all.fa_worst,
               percent(all.det5, all.det5_total).c_str(),
+              percent(all.det5_before, all.det5_total).c_str(),
               percent(all.det5_naive, all.det5_total).c_str());
+  if (!change_points) return 0;
 
   // Change points: 40 runs of 10 repetitions (their summaries), a step at run 20.
   const int cp_trials = std::max(1, trials / 5);

@@ -20,8 +20,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Whatever parses must be usable by the decision without trouble.
   for (const auto& m : parsed->measurements) {
-    kiln::perf::Baseline baseline{
-        .samples = m.samples, .history = {m.value, m.value, m.value}, .value = m.value};
+    kiln::perf::Baseline baseline{.samples = m.samples,
+                                  .history = {m.value, m.value, m.value},
+                                  .value = m.value,
+                                  .history_samples = {}};
+    (void)kiln::perf::compare(baseline, m.samples, m.value, m.direction, {});
+    // And as a run history (five runs of the same samples): the run-history rule.
+    baseline.history.assign(5, m.value);
+    baseline.history_samples.assign(5, m.samples);
     (void)kiln::perf::compare(baseline, m.samples, m.value, m.direction, {});
   }
   return 0;

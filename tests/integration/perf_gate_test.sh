@@ -102,6 +102,39 @@ expect_json 'd["rows"][0]["verdict"]' regression "compare: regression"
 kiln bench compare "$ITEST_DIR/base.json" "$ITEST_DIR/cur.json" --threshold-for k=25
 expect_rc 0 "a per-benchmark threshold of 25% lets 20% pass"
 
+# ---- the run-history rule: every past run's repetitions, bimodal and run-to-run noise ------------
+# Twelve past runs of 10 repetitions in two modes (30% of them 6% slower, each mode 1% wide), then
+# a run 5% slower: against the history's 120 repetitions and the spread of its 12 run levels the
+# step is a regression. Then a series whose runs are tight (0.25%) but whose levels wander by
+# 2.5% run to run: a run 5% slower is within two of those standard deviations, too noisy to call.
+python3 - "$ITEST_DIR" <<'EOF_PY'
+import json, random, sys
+d = sys.argv[1]
+random.seed(6)
+def bimodal(level):
+    return [level * (1 + random.gauss(0, 0.01) + (0.06 if random.random() < 0.3 else 0)) for _ in range(10)]
+def offset_run(level, offset):
+    return [level * (1 + offset + random.gauss(0, 0.0025)) for _ in range(10)]
+offsets = [0.0, 0.03, -0.025, 0.01, -0.035, 0.02, -0.01, 0.03, -0.02, 0.035, -0.03, 0.005]
+for i in range(12):
+    json.dump([{"name": "two-modes", "unit": "ms", "value": 0, "samples": bimodal(100)},
+               {"name": "wandering", "unit": "ms", "value": 0, "samples": offset_run(100, offsets[i])}],
+              open(f"{d}/hist{i}.json", "w"))
+json.dump([{"name": "two-modes", "unit": "ms", "value": 0, "samples": bimodal(105)},
+           {"name": "wandering", "unit": "ms", "value": 0, "samples": offset_run(105, 0.0)}],
+          open(f"{d}/slower.json", "w"))
+EOF_PY
+for i in $(seq 0 11); do
+  kiln bench ingest -C "$repo" --testbed lab --store "$ITEST_DIR/lab.db" "$ITEST_DIR/hist$i.json"
+  expect_rc 0 "history run $i ingested"
+done
+kiln bench gate -C "$repo" --testbed lab --store "$ITEST_DIR/lab.db" "$ITEST_DIR/slower.json" --json
+expect_rc 1 "a 5% step under bimodal noise fails the gate"
+expect_json '[r["method"] for r in d["rows"]]' '["run-history", "run-history"]' "both decided on the run history"
+expect_json '[r["verdict"] for r in d["rows"]]' '["regression", "too-noisy"]' \
+  "bimodal: regression; run-to-run noise as large as the step: too noisy, not passed"
+expect_json 'd["rows"][0]["history"]' 12 "twelve past runs"
+
 # ---- a GPU job: the testbed names the granted GPU, and a new testbed has no baseline ------------
 write_workflow "$repo" bench.yml <<'EOF_YML'
 on: push

@@ -22,7 +22,7 @@ std::vector<double> around(double center, double spread, int n, double phase = 0
 }
 
 TEST(Compare, RankTestFlagsATwentyPercentSlowdown) {
-  Baseline base{.samples = around(100, 0.01, 10), .history = {}, .value = {}};
+  Baseline base{.samples = around(100, 0.01, 10), .history = {}, .value = {}, .history_samples = {}};
   auto current = around(120, 0.01, 10);
   auto c = compare(base, current, 0, Direction::smaller_is_better, {});
   EXPECT_EQ(c.method, "mann-whitney");
@@ -33,7 +33,7 @@ TEST(Compare, RankTestFlagsATwentyPercentSlowdown) {
 }
 
 TEST(Compare, DirectionDecidesRegressionOrImprovement) {
-  Baseline base{.samples = around(100, 0.01, 10), .history = {}, .value = {}};
+  Baseline base{.samples = around(100, 0.01, 10), .history = {}, .value = {}, .history_samples = {}};
   auto faster = around(80, 0.01, 10);
   EXPECT_EQ(compare(base, faster, 0, Direction::smaller_is_better, {}).verdict,
             Verdict::improvement);
@@ -42,7 +42,7 @@ TEST(Compare, DirectionDecidesRegressionOrImprovement) {
 }
 
 TEST(Compare, SignificantButBelowThresholdIsUnchanged) {
-  Baseline base{.samples = around(100, 0.001, 10), .history = {}, .value = {}};
+  Baseline base{.samples = around(100, 0.001, 10), .history = {}, .value = {}, .history_samples = {}};
   auto current = around(102, 0.001, 10);  // clearly different, only 2%
   auto c = compare(base, current, 0, Direction::smaller_is_better, {});
   EXPECT_LT(*c.p_value, 0.01);
@@ -56,20 +56,20 @@ TEST(Compare, SignificantButBelowThresholdIsUnchanged) {
 
 TEST(Compare, ChangeBelowThresholdButWithinItsUncertaintyIsFlagged) {
   // 4.5% slower with ±2% noise: significant, and a 5% slowdown cannot be ruled out.
-  Baseline base{.samples = around(100, 0.02, 10), .history = {}, .value = {}};
+  Baseline base{.samples = around(100, 0.02, 10), .history = {}, .value = {}, .history_samples = {}};
   auto c = compare(base, around(104.5, 0.02, 10), 0, Direction::smaller_is_better, {});
   EXPECT_LT(*c.p_value, 0.001);
   EXPECT_GT(c.change + c.detectable, 0.05);
   EXPECT_EQ(c.verdict, Verdict::regression);
   // The same 4.5% measured precisely (±0.1%) is known to be under 5%: unchanged.
-  Baseline tight{.samples = around(100, 0.001, 10), .history = {}, .value = {}};
+  Baseline tight{.samples = around(100, 0.001, 10), .history = {}, .value = {}, .history_samples = {}};
   EXPECT_EQ(compare(tight, around(104.5, 0.001, 10), 0, Direction::smaller_is_better, {}).verdict,
             Verdict::unchanged);
 }
 
 TEST(Compare, NoisyBenchmarkIsReportedNotPassed) {
   // ±30% noise, 6% apart: nothing significant, and a 5% change could not have been seen.
-  Baseline base{.samples = around(100, 0.3, 6), .history = {}, .value = {}};
+  Baseline base{.samples = around(100, 0.3, 6), .history = {}, .value = {}, .history_samples = {}};
   auto current = around(106, 0.3, 6, 3);
   auto c = compare(base, current, 0, Direction::smaller_is_better, {});
   EXPECT_GE(*c.p_value, 0.01);
@@ -78,7 +78,7 @@ TEST(Compare, NoisyBenchmarkIsReportedNotPassed) {
 }
 
 TEST(Compare, QuietUnchangedBenchmarkIsUnchanged) {
-  Baseline base{.samples = around(100, 0.005, 10), .history = {}, .value = {}};
+  Baseline base{.samples = around(100, 0.005, 10), .history = {}, .value = {}, .history_samples = {}};
   auto current = around(100.1, 0.005, 10, 3);
   auto c = compare(base, current, 0, Direction::smaller_is_better, {});
   EXPECT_LT(c.detectable, 0.05);
@@ -87,14 +87,14 @@ TEST(Compare, QuietUnchangedBenchmarkIsUnchanged) {
 
 TEST(Compare, PredictionIntervalWithoutRepetitions) {
   Baseline base{
-      .samples = {}, .history = {100, 101, 99, 100.5, 99.5, 100, 100.3, 99.7}, .value = {}};
+      .samples = {}, .history = {100, 101, 99, 100.5, 99.5, 100, 100.3, 99.7}, .value = {}, .history_samples = {}};
   auto c = compare(base, {}, 112, Direction::smaller_is_better, {});
   EXPECT_EQ(c.method, "prediction-interval");
   ASSERT_TRUE(c.interval);
   EXPECT_EQ(c.verdict, Verdict::regression);
   EXPECT_EQ(compare(base, {}, 100.8, Direction::smaller_is_better, {}).verdict, Verdict::unchanged);
   // A history as wide as ±20%: a 4% change cannot be judged.
-  Baseline wide{.samples = {}, .history = {100, 120, 80, 110, 90, 105, 95, 115}, .value = {}};
+  Baseline wide{.samples = {}, .history = {100, 120, 80, 110, 90, 105, 95, 115}, .value = {}, .history_samples = {}};
   EXPECT_EQ(compare(wide, {}, 104, Direction::smaller_is_better, {}).verdict, Verdict::too_noisy);
 }
 
@@ -102,7 +102,7 @@ TEST(Compare, RepetitionsWithinRunNoisyHistoryIsNotARegression) {
   // Each run is tight, but runs wander by ±8%: a 6% shift of one run is run-to-run noise.
   Baseline base{.samples = around(100, 0.002, 10),
                 .history = {100, 108, 93, 104, 96, 107, 92, 100},
-                .value = {}};
+                .value = {}, .history_samples = {}};
   auto current = around(106, 0.002, 10);
   auto c = compare(base, current, 0, Direction::smaller_is_better, {});
   EXPECT_LT(*c.p_value, 0.01);  // the rank test alone would flag it
@@ -117,7 +117,7 @@ TEST(Compare, PreemptedRepetitionsDoNotHideASlowdown) {
   base_samples[2] *= 3;
   base_samples[5] *= 2.5;
   base_samples[8] *= 2.8;
-  Baseline base{.samples = base_samples, .history = {}, .value = {}};
+  Baseline base{.samples = base_samples, .history = {}, .value = {}, .history_samples = {}};
   auto current = around(120, 0.01, 10, 3);
   current[4] *= 2;
   auto c = compare(base, current, 0, Direction::smaller_is_better, {});
@@ -127,7 +127,7 @@ TEST(Compare, PreemptedRepetitionsDoNotHideASlowdown) {
 
 TEST(Compare, LargeChangeThatIsNotSignificantIsTooNoisy) {
   // Five each, no history: the exact test needs complete separation for p < 0.01.
-  Baseline base{.samples = {100, 120, 90, 110, 95}, .history = {}, .value = {}};
+  Baseline base{.samples = {100, 120, 90, 110, 95}, .history = {}, .value = {}, .history_samples = {}};
   auto c = compare(base, std::vector<double>{112, 125, 100, 118, 108}, 0,
                    Direction::smaller_is_better, {});
   EXPECT_GE(*c.p_value, 0.01);
@@ -138,7 +138,7 @@ TEST(Compare, LargeChangeThatIsNotSignificantIsTooNoisy) {
 TEST(Compare, SingleValueAsFarOutAsTheHistorysOutliersIsTooNoisy) {
   std::vector<double> history = {100,   101,  99,    100.5, 99.5, 100,
                                  100.2, 99.8, 100.1, 99.9,  260,  100.3};
-  Baseline base{.samples = {}, .history = history, .value = {}};
+  Baseline base{.samples = {}, .history = history, .value = {}, .history_samples = {}};
   EXPECT_EQ(compare(base, {}, 250, Direction::smaller_is_better, {}).verdict, Verdict::too_noisy);
   // Out of the interval but inside the outlier fence (±1.85 here): judged as usual.
   DecisionOptions one_percent;
@@ -149,10 +149,128 @@ TEST(Compare, SingleValueAsFarOutAsTheHistorysOutliersIsTooNoisy) {
   EXPECT_EQ(c.verdict, Verdict::regression);
 }
 
+// A history of `runs` runs of `reps` repetitions, each from `make(run)`, as the gate builds it.
+template <typename Make>
+Baseline run_history(int runs, Make make) {
+  Baseline base;
+  for (int r = 0; r < runs; ++r) {
+    auto samples = make(r);
+    base.history.push_back(summary_of(samples));
+    base.history_samples.push_back(samples);
+    base.samples = samples;
+  }
+  return base;
+}
+
+// Ten repetitions from two modes: the fast one around `center`, `slow` of them 6% higher
+// (a second clock state), each mode ±1%.
+std::vector<double> bimodal(double center, int slow, int phase) {
+  std::vector<double> values = around(center, 0.01, 10, phase);
+  for (int i = 0; i < slow; ++i) values[static_cast<std::size_t>(i)] *= 1.06;
+  return values;
+}
+
+TEST(Compare, RunHistoryCatchesAFivePercentStepUnderBimodalNoise) {
+  // Every run has 2 to 4 of its 10 repetitions in the slow mode. Against the previous run
+  // alone the rank test has little power here; against the run history the step is clear.
+  auto base = run_history(20, [](int r) { return bimodal(100, 2 + r % 3, r); });
+  auto current = bimodal(105, 3, 5);
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.method, "run-history");
+  EXPECT_EQ(c.verdict, Verdict::regression);
+  EXPECT_NEAR(c.change, 0.05, 0.01);
+  ASSERT_TRUE(c.p_value);
+  EXPECT_LT(*c.p_value, 0.01);
+  // The same run at the old level, with as many slow repetitions as the history ever had,
+  // is unchanged.
+  auto same = compare(base, bimodal(100, 4, 5), 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(same.verdict, Verdict::unchanged);
+}
+
+TEST(Compare, RunHistorySeesRunToRunNoiseThatRepetitionsHide) {
+  // Each run is tight (±0.2%) but the runs wander by ±8%: a run 6% slower is within that.
+  const double offsets[] = {0, 8, -7, 4, -4, 7, -8, 0, 3, -3};
+  auto base = run_history(10, [&](int r) { return around(100 + offsets[r], 0.002, 10, r); });
+  auto c = compare(base, around(106, 0.002, 10), 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.method, "run-history");
+  EXPECT_NE(c.verdict, Verdict::regression);
+  EXPECT_EQ(c.verdict, Verdict::too_noisy);
+  // A step far beyond the wander is still found.
+  EXPECT_EQ(compare(base, around(140, 0.002, 10), 0, Direction::smaller_is_better, {}).verdict,
+            Verdict::regression);
+}
+
+TEST(Compare, RunHistoryLeavesOutAStrayRepetitionEvenInARunOfFive) {
+  // Runs of five: too few for a run's own MAD, but the history's pooled within-run spread
+  // says a repetition 2.5x slower is a far outlier.
+  auto base = run_history(20, [](int r) { return around(100, 0.01, 5, r); });
+  auto current = around(100, 0.01, 5, 2);
+  current[1] *= 2.5;
+  auto c = compare(base, current, 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.method, "run-history");
+  EXPECT_EQ(c.verdict, Verdict::unchanged);
+  EXPECT_NEAR(c.current, 100, 1);
+}
+
+TEST(Compare, RunHistoryAsSlowAsAThrottledRunOfTheHistoryIsTooNoisy) {
+  // Nineteen steady runs and one throttled at 130: a current run at 125 may be another such.
+  auto base = run_history(20, [](int r) { return around(r == 7 ? 130 : 100, 0.01, 10, r); });
+  auto c = compare(base, around(125, 0.01, 10), 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.verdict, Verdict::too_noisy);
+  // Beyond anything the history showed, it is a regression.
+  EXPECT_EQ(compare(base, around(150, 0.01, 10), 0, Direction::smaller_is_better, {}).verdict,
+            Verdict::regression);
+}
+
+TEST(Compare, RunHistoryIntervalLeansTowardsTheSlowModeOfFewRepetitions) {
+  // Runs of 5 with 0 to 2 repetitions in a mode 4% slower: the level of such a run has a long
+  // slow tail, and the interval is wider on that side than on the other.
+  auto base = run_history(20, [](int r) {
+    auto values = around(100, 0.01, 5, r);
+    for (int i = 0; i < r % 3; ++i) values[static_cast<std::size_t>(i)] *= 1.04;
+    return values;
+  });
+  auto c = compare(base, around(100, 0.01, 5), 0, Direction::smaller_is_better, {});
+  ASSERT_EQ(c.method, "run-history");
+  ASSERT_TRUE(c.interval);
+  EXPECT_GT(c.interval->upper - c.interval->center, 1.1 * (c.interval->center - c.interval->lower));
+  // Symmetric noise: a symmetric interval.
+  auto even = run_history(20, [](int r) { return around(100 + (r % 5) - 2, 0.01, 5, r); });
+  auto e = compare(even, around(100, 0.01, 5), 0, Direction::smaller_is_better, {});
+  ASSERT_TRUE(e.interval);
+  EXPECT_NEAR(e.interval->upper - e.interval->center, e.interval->center - e.interval->lower,
+              0.01 * (e.interval->upper - e.interval->center));
+}
+
+TEST(Compare, RunHistoryDoesNotFenceOffMostOfAWildRun) {
+  // The history's runs agree within 0.2%; the current run is spread over ±30%. Its values are
+  // not "far outliers" of a tight run: the fence leaves them all in, and the verdict is about
+  // all of them (not a mean of the one or two values near its median).
+  auto base = run_history(20, [](int r) { return around(100, 0.002, 10, r); });
+  auto wild = around(100, 0.3, 10, 3);
+  auto c = compare(base, wild, 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.method, "run-history");
+  EXPECT_NEAR(c.current, 100, 1e-9);
+  EXPECT_NE(c.verdict, Verdict::regression);
+  EXPECT_NE(c.verdict, Verdict::improvement);
+}
+
+TEST(Compare, RunHistoryNeedsRepetitionsOnBothSides) {
+  auto base = run_history(20, [](int r) { return around(100, 0.01, 10, r); });
+  // The current result has no repetitions: the prediction interval of the summaries.
+  EXPECT_EQ(compare(base, {}, 112, Direction::smaller_is_better, {}).method,
+            "prediction-interval");
+  // Too few runs of the history have repetitions: the older rule.
+  Baseline few = base;
+  for (std::size_t i = 0; i + 3 < few.history_samples.size(); ++i) few.history_samples[i].clear();
+  EXPECT_EQ(compare(few, around(112, 0.01, 10), 0, Direction::smaller_is_better, {}).method,
+            "mann-whitney");
+}
+
 TEST(Compare, TooLittleToCompareIsNoBaseline) {
   auto c = compare(Baseline{}, {}, 5, Direction::smaller_is_better, {});
   EXPECT_EQ(c.verdict, Verdict::no_baseline);
-  Baseline one{.samples = {}, .history = {100}, .value = 100};
+  Baseline one{.samples = {}, .history = {100}, .value = 100, .history_samples = {}};
   c = compare(one, {}, 150, Direction::smaller_is_better, {});
   EXPECT_EQ(c.verdict, Verdict::no_baseline);
   EXPECT_NEAR(c.change, 0.5, 1e-12);

@@ -33,7 +33,8 @@ std::string format_p(double p) {
 std::string evidence(const GateRow& row) {
   const auto& c = row.comparison;
   std::string text;
-  if (c.p_value && c.method == "mann-whitney") text = format_p(*c.p_value);
+  if (c.p_value && (c.method == "mann-whitney" || c.method == "run-history"))
+    text = format_p(*c.p_value);
   if (c.interval) {
     if (!text.empty()) text += " ";
     text += fmt::format("[{}, {}]", format_value(c.interval->lower, row.unit),
@@ -91,7 +92,10 @@ Result<GateReport> gate_against_history(store::Store& store, const HistoryScope&
     query.limit = options.history_limit;
     KILN_TRY(auto past, store.list_benchmark_results(query));
     Baseline baseline;
-    for (const auto& record : past) baseline.history.push_back(record.value);
+    for (const auto& record : past) {
+      baseline.history.push_back(record.value);
+      baseline.history_samples.push_back(record.samples);
+    }
     if (!past.empty()) {
       // The rank test's baseline is the latest run; its repetitions, if it had any.
       baseline.samples = past.back().samples;

@@ -151,7 +151,7 @@ TEST_F(GateTest, CompareSetsTableAndJson) {
   EXPECT_EQ(json["passed"], false);
   EXPECT_EQ(json["regressions"], 1);
   EXPECT_EQ(json["rows"][0]["verdict"], "regression");
-  EXPECT_EQ(json["rows"][0]["method"], "mann-whitney");
+  EXPECT_EQ(json["rows"][0]["method"], "mann-whitney");  // two files: no history
   EXPECT_NEAR(json["rows"][0]["change_percent"].get<double>(), 25, 1e-9);
   EXPECT_TRUE(json["rows"][2]["baseline"].is_null());
 }
