@@ -153,6 +153,10 @@ done
 
 # The report endpoint is the document of kiln report --format json (one serializer).
 run_id="$(curl -sS "$base/api/runs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')"
+# The job graph's edges come from the API: each job's node and the nodes it needs.
+curl -sS "$base/api/runs/$run_id" >"$ITEST_DIR/last.out"
+expect_json 'sorted((j["node"], j["needs"]) for j in d["jobs"])' \
+  '[["build", []], ["gpu", []], ["test", ["build", "gpu"]]]' "GET /api/runs/ID names each job's node and needs"
 curl -sS "$base/api/runs/$run_id/report" >"$ITEST_DIR/api-report.json"
 kiln report "$run_id" --format json --store "$ITEST_DIR/state/kiln.db"
 expect_rc 0 "kiln report --format json on the server's store"
