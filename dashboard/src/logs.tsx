@@ -57,7 +57,7 @@ export class LogStore {
   }
 }
 
-type StreamState = "connecting" | "live" | "ended" | "no-token" | "refused" | "error";
+type StreamState = "connecting" | "live" | "ended" | "no-token" | "refused" | "closed" | "error";
 
 // Opens the run's event stream; calls onStatus for `status` events. Lines go into `logs`.
 export function useRunEvents(runId: number, logs: LogStore, onStatus: (status: string) => void): [StreamState, number] {
@@ -81,7 +81,8 @@ export function useRunEvents(runId: number, logs: LogStore, onStatus: (status: s
       openWhenHidden: true,
       async onopen(res) {
         if (res.status === 401 || res.status === 403) {
-          setState("refused");
+          // 401: a wrong token; 403: the server has no serve.api_tokens, so logs are closed.
+          setState(res.status === 401 ? "refused" : "closed");
           throw new Stop();
         }
         if (!res.ok) throw new Error(`HTTP ${res.status}`);

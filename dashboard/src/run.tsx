@@ -92,6 +92,10 @@ export function RunPage({ id }: { id: number }) {
           <p class="error" data-testid="logs-need-token">
             The server refused the token: set another with “set token”.
           </p>
+        ) : streamState === "closed" ? (
+          <p class="error" data-testid="logs-closed">
+            Logs are closed on this server: it has no serve.api_tokens configured.
+          </p>
         ) : job ? (
           <>
             <h3 data-testid="log-job">

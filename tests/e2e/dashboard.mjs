@@ -193,6 +193,14 @@ try {
   await expectSoon("choosing a status in the filter updates the list", () => page.getByTestId("no-runs").waitFor({ timeout: LONG }));
   check(page.url().includes("status=failure"), "the filter is kept in the address");
 
+  // A wrong token: the log pane says the server refused it (and shows no log).
+  await page.evaluate(() => localStorage.setItem("kiln.token", "wrong-token"));
+  await page.goto(`${base}/ui/runs/${runId}`);
+  await expectSoon("with a wrong token the log pane says the token was refused", () =>
+    page.getByTestId("logs-need-token").filter({ hasText: "refused" }).waitFor({ timeout: LONG }),
+  );
+  check((await page.getByTestId("log-line").count()) === 0, "and shows no log line");
+
   check(foreign.length === 0, "the pages requested nothing outside kiln serve", foreign.join(" "));
   check(consoleErrors.length === 0, "no script error on the page", consoleErrors.join(" | "));
 } finally {
