@@ -147,7 +147,7 @@ if [[ "$browser_rc" != 0 ]]; then
   fail "the browser script exited with $browser_rc"
   sed 's/^/    | /' "$ITEST_DIR/browser.err" | tail -40 >&2
 fi
-for shot in runs-live gpus-leased run-live run-done tests benchmarks gpus; do
+for shot in runs-live gpus-leased run-live run-done tests benchmarks telemetry gpus; do
   check "screenshot $artifacts/dashboard-$shot.png" test -s "$artifacts/dashboard-$shot.png"
 done
 
