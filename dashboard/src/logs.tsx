@@ -127,6 +127,8 @@ export async function loadAllLogs(runId: number, logs: LogStore): Promise<void> 
   }
 }
 
+const MAX_LINES = 5000;
+
 interface Block {
   title: string | null; // null: lines outside any group
   entries: Entry[];
@@ -158,9 +160,14 @@ export function LogView({ job, logs, version, state }: { job: Job; logs: LogStor
   const [open, setOpen] = useState<Record<string, boolean>>({});
   const box = useRef<HTMLDivElement>(null);
   const follow = useRef(true);
-  const entries = logs.of(job.id);
+  const [showAll, setShowAll] = useState(false);
+  const all = logs.of(job.id);
   const needle = search.trim().toLowerCase();
-  const list = useMemo(() => blocks(entries), [job.id, version, entries.length]);
+  // A long log renders its last lines only (the DOM of 100k lines makes the page crawl); the
+  // search always covers every line.
+  const hidden = needle || showAll ? 0 : Math.max(0, all.length - MAX_LINES);
+  const entries = hidden ? all.slice(hidden) : all;
+  const list = useMemo(() => blocks(entries), [job.id, version, all.length, hidden]);
   const matches = needle ? entries.filter((e) => e.kind === "line" && e.text.toLowerCase().includes(needle)).length : 0;
 
   useEffect(() => {
@@ -197,6 +204,11 @@ export function LogView({ job, logs, version, state }: { job: Job; logs: LogStor
         }}
       >
         {entries.length === 0 && <div class="muted">No output yet.</div>}
+        {hidden > 0 && (
+          <button class="show-all" data-testid="log-show-all" onClick={() => setShowAll(true)}>
+            {hidden} earlier lines not shown: show all
+          </button>
+        )}
         {list.map((block, b) => {
           const shown = needle ? block.entries.filter((e) => e.text.toLowerCase().includes(needle)) : block.entries;
           if (needle && shown.length === 0 && !(block.title ?? "").toLowerCase().includes(needle)) return null;

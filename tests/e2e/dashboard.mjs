@@ -133,10 +133,19 @@ try {
     ),
   );
   const states = await page.$$eval("[data-testid=job-node]", (els) => els.map((e) => `${e.dataset.job}=${e.dataset.status}`).sort());
-  check(states.join(" ") === "build=success gpu=success test=success", "every job node shows success", states.join(" "));
+  check(states.join(" ") === "build=success gpu=success long=success test=success", "every job node shows success", states.join(" "));
   check(/\d/.test((await page.getByTestId("run-duration").textContent()) ?? ""), "the run shows its duration");
   await expectSoon("the stream says complete", () => page.getByTestId("stream-state").filter({ hasText: "complete" }).waitFor({ timeout: LONG }));
   await shot(page, "run-done");
+
+  // A long log shows its last 5000 lines, and all of them on request.
+  await page.locator('[data-testid=job-node][data-job="long"]').click();
+  await expectSoon("a 6000-line log shows its end", () => logLine("LONG-6000").waitFor({ timeout: LONG }));
+  check((await logLine(/^LONG-1$/).count()) === 0, "its first lines are not rendered");
+  check(/^\d+ earlier lines not shown/.test((await page.getByTestId("log-show-all").textContent()) ?? ""), "it says how many lines it left out");
+  await page.getByTestId("log-show-all").click();
+  await expectSoon("show all renders the first line too", () => logLine(/^LONG-1$/).waitFor({ timeout: 30_000 }));
+  await page.locator('[data-testid=job-node][data-job="build"]').click();
 
   // ---- tests, benchmarks, telemetry ------------------------------------------------------------
   await page.getByTestId("tab-tests").click();

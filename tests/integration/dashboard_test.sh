@@ -28,7 +28,7 @@ make_repo "$repo"
 # build prints coloured lines, a group and numbered lines a second apart, then waits at the
 # gate (a file the browser script creates once it has seen LIVE-LINE 3) and prints more; gpu
 # holds a simulated GPU until the gate opens; test needs both and stores JUnit results (one
-# failure, which does not fail the job) and a benchmark result.
+# failure, which does not fail the job) and a benchmark result; long prints 6000 lines.
 cat >"$repo/bench.json" <<'EOF_JSON'
 [{"name": "attention", "unit": "ms", "value": 12.5, "samples": [12.4, 12.5, 12.6]}]
 EOF_JSON
@@ -62,6 +62,10 @@ jobs:
       - run: |
           echo "GPU-JOB on \$KILN_GPU_UUIDS"
           for _ in \$(seq 1 1800); do [ -e "\$GATE" ] && break; sleep 0.1; done
+  long:
+    runs-on: [self-hosted, linux]
+    steps:
+      - run: seq -f 'LONG-%g' 1 6000
   test:
     needs: [build, gpu]
     runs-on: [self-hosted, linux]
@@ -156,7 +160,8 @@ run_id="$(curl -sS "$base/api/runs" | python3 -c 'import json,sys; print(json.lo
 # The job graph's edges come from the API: each job's node and the nodes it needs.
 curl -sS "$base/api/runs/$run_id" >"$ITEST_DIR/last.out"
 expect_json 'sorted((j["node"], j["needs"]) for j in d["jobs"])' \
-  '[["build", []], ["gpu", []], ["test", ["build", "gpu"]]]' "GET /api/runs/ID names each job's node and needs"
+  '[["build", []], ["gpu", []], ["long", []], ["test", ["build", "gpu"]]]' \
+  "GET /api/runs/ID names each job's node and needs"
 curl -sS "$base/api/runs/$run_id/report" >"$ITEST_DIR/api-report.json"
 kiln report "$run_id" --format json --store "$ITEST_DIR/state/kiln.db"
 expect_rc 0 "kiln report --format json on the server's store"
