@@ -539,6 +539,7 @@ class Scheduler {
       row.status = store::JobStatus::queued;
       row.matrix = expr::Value::parse(instance.planned.matrix.dump());
       row.labels = instance.labels;
+      row.extra["graph"] = graph_of(node);
       auto id = store_.create_job(row);
       if (id) instance.job_row = *id;
       instance.claim.id = fmt::format("job:{}:{}", wf.run.id, instance.planned.key);
@@ -548,7 +549,16 @@ class Scheduler {
     maybe_finish_node(wf, node);
   }
 
-  // Records a job that never runs (skipped, or cancelled before it started).
+  // The job's place in the needs graph, kept in the job row for the dashboard's job graph
+  // (GET /api/runs/ID: "node" and "needs"): its node "prefix + id" and the nodes it needs, in
+  // the same scope (a reusable workflow's jobs need jobs of the same call).
+  static nlohmann::json graph_of(const Node& node) {
+    const std::string prefix = node.scope ? node.scope->key_prefix : "";
+    nlohmann::json needs = nlohmann::json::array();
+    for (const auto& need : node.job->needs) needs.push_back(prefix + need.value);
+    return {{"node", prefix + node.job->id}, {"needs", std::move(needs)}};
+  }
+
   // Records a job that never runs (skipped, cancelled before it started, or failed while being
   // planned) as one instance that is finished at once.
   void skip(WorkflowState& wf, Node& node, Conclusion conclusion, const std::string& reason) {
@@ -563,6 +573,7 @@ class Scheduler {
     row.workflow_job_id = node.job->id;
     row.name = instance.planned.name;
     row.labels = nlohmann::json::array();
+    row.extra["graph"] = graph_of(node);
     if (auto id = store_.create_job(row)) instance.job_row = *id;
     node.state = Node::State::planned;
     finish_instance_now(instance, conclusion, reason);

@@ -21,6 +21,14 @@ json step_json(const store::Step& step) {
           {"finished_at", step.finished_at}};
 }
 
+// The job's place in the needs graph (the scheduler keeps it in extra["graph"]); jobs written
+// before it did have no edges.
+json graph_field(const store::Job& job, const char* key, json fallback) {
+  if (job.extra.is_object() && job.extra.contains("graph") && job.extra["graph"].contains(key))
+    return json::parse(job.extra["graph"][key].dump());
+  return fallback;
+}
+
 json job_json(const store::JobDetail& detail) {
   const auto& job = detail.job;
   json steps = json::array();
@@ -37,6 +45,8 @@ json job_json(const store::JobDetail& detail) {
           {"finished_at", job.finished_at},
           {"exit_code", job.exit_code ? json(*job.exit_code) : json(nullptr)},
           {"message", job.message},
+          {"node", graph_field(job, "node", json(job.key))},
+          {"needs", graph_field(job, "needs", json::array())},
           {"steps", steps}};
 }
 

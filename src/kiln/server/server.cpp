@@ -13,6 +13,7 @@
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/gpu_supervisor.h"
 #include "kiln/server/api_json.h"
+#include "kiln/server/dashboard.h"
 #include "kiln/server/run_queue.h"
 #include "kiln/server/signature.h"
 #include "kiln/server/webhook.h"
@@ -224,6 +225,7 @@ class Service {
         gpus.push_back(to_json(static_cast<int>(i), (*states)[i]));
       reply(res, 200, {{"gpus", gpus}});
     });
+    register_dashboard_routes(http_, *store_);
   }
 
   void webhook(const Request& req, Response& res) {

@@ -1,0 +1,56 @@
+// The kiln dashboard: runs, a run's jobs/logs/telemetry/tests/benchmarks, the GPU fleet.
+import { render } from "preact";
+import { useState } from "preact/hooks";
+import "uplot/dist/uPlot.min.css";
+import "./style.css";
+import { setToken, token } from "./api";
+import { GpusPage } from "./gpus";
+import { onLinkClick, useRoute } from "./router";
+import { RunPage } from "./run";
+import { RunsPage } from "./runs";
+
+function TokenControl() {
+  const [has, setHas] = useState(token() !== "");
+  const ask = () => {
+    const value = prompt("API token (serve.api_tokens) for logs; empty to forget it", token());
+    if (value === null) return;
+    setToken(value.trim());
+    setHas(value.trim() !== "");
+    location.reload();
+  };
+  return (
+    <button class="token" data-testid="token-button" onClick={ask} title="Logs need an API token">
+      {has ? "token ✓" : "set token"}
+    </button>
+  );
+}
+
+function App() {
+  const route = useRoute();
+  return (
+    <div onClick={onLinkClick}>
+      <header class="top">
+        <a class="brand" href="/ui/">
+          kiln
+        </a>
+        <nav>
+          <a href="/ui/" class={route.page === "runs" || route.page === "run" ? "active" : ""}>
+            Runs
+          </a>
+          <a href="/ui/gpus" class={route.page === "gpus" ? "active" : ""}>
+            GPUs
+          </a>
+        </nav>
+        <TokenControl />
+      </header>
+      <main>
+        {route.page === "runs" && <RunsPage query={route.query} />}
+        {route.page === "run" && <RunPage key={route.id} id={route.id} />}
+        {route.page === "gpus" && <GpusPage />}
+        {route.page === "missing" && <p class="empty">No page at {route.path}.</p>}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,98 @@
+#include "kiln/server/dashboard.h"
+
+#include <httplib.h>
+
+#include <charconv>
+
+#include "kiln/report/report.h"
+#include "kiln/store/store.h"
+
+namespace kiln::server {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+void reply_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(json{{"error", message}}.dump(), "application/json");
+}
+
+const EmbeddedFile* find_file(std::string_view path) {
+  for (const auto& file : dashboard_files())
+    if (file.path == path) return &file;
+  return nullptr;
+}
+
+void serve_file(const httplib::Request& req, httplib::Response& res) {
+  const EmbeddedFile* file = dashboard_file_for(req.path);
+  if (!file) return reply_error(res, 404, "no such dashboard file");
+  // Assets have content hashes in their names (vite): they never change under one name. The
+  // page itself names the current assets, so it is revalidated each time.
+  res.set_header("Cache-Control", file->path.starts_with("assets/")
+                                      ? "public, max-age=31536000, immutable"
+                                      : "no-cache");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_content(file->data.data(), file->data.size(), std::string(content_type_of(file->path)));
+}
+
+}  // namespace
+
+const EmbeddedFile* dashboard_file_for(std::string_view request_path) {
+  if (request_path == "/" || request_path == "/ui" || request_path == "/ui/")
+    return find_file("index.html");
+  constexpr std::string_view k_prefix = "/ui/";
+  if (!request_path.starts_with(k_prefix)) return nullptr;
+  const std::string_view rest = request_path.substr(k_prefix.size());
+  if (const auto* file = find_file(rest)) return file;
+  // A missing asset is a 404, not the page: a script tag must not receive HTML.
+  if (rest.starts_with("assets/")) return nullptr;
+  return find_file("index.html");
+}
+
+std::string_view content_type_of(std::string_view path) {
+  struct Type {
+    std::string_view extension, type;
+  };
+  static constexpr Type k_types[] = {
+      {".html", "text/html; charset=utf-8"},  {".js", "text/javascript; charset=utf-8"},
+      {".css", "text/css; charset=utf-8"},    {".svg", "image/svg+xml"},
+      {".png", "image/png"},                  {".ico", "image/x-icon"},
+      {".json", "application/json"},          {".txt", "text/plain; charset=utf-8"},
+      {".woff2", "font/woff2"},               {".map", "application/json"},
+  };
+  for (const auto& [extension, type] : k_types)
+    if (path.ends_with(extension)) return type;
+  return "application/octet-stream";
+}
+
+void register_dashboard_routes(httplib::Server& http, store::Store& store) {
+  http.Get("/", serve_file);
+  http.Get("/ui", serve_file);
+  http.Get(R"(/ui/.*)", serve_file);
+  // The report document of `kiln report RUN --format json`, built by the same function, for the
+  // run page's tests and benchmark trends. Readable without a token, as runs are.
+  http.Get(R"(/api/runs/(\d+)/report)", [&store](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    std::int64_t id = 0;
+    const std::string text = req.matches[1].str();
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (ec != std::errc() || end != text.data() + text.size())
+      return reply_error(res, 404, "no such run");
+    report::ReportOptions options;
+    if (req.has_param("slowest")) {
+      const std::string slowest = req.get_param_value("slowest");
+      int n = 0;
+      auto [e, c] = std::from_chars(slowest.data(), slowest.data() + slowest.size(), n);
+      if (c == std::errc() && e == slowest.data() + slowest.size() && n >= 0 && n <= 10000)
+        options.slowest = n;
+    }
+    auto document = report::build_run_report(store, id, options);
+    if (!document)
+      return reply_error(res, document.error().code == ErrorCode::not_found ? 404 : 500,
+                         document.error().message);
+    res.status = 200;
+    res.set_content(document->dump(), "application/json");
+  });
+}
+
+}  // namespace kiln::server

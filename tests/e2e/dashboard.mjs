@@ -1,0 +1,233 @@
+// The dashboard in headless Chromium (driven by tests/integration/dashboard_test.sh, which
+// starts kiln serve and sets the E2E_* variables). Prints "ok: WHAT" or "FAIL: WHAT" per check;
+// the shell script counts them. Waits are generous: they bound a hang, never assert a speed.
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set (run tests/integration/dashboard_test.sh)`);
+  return value;
+};
+const base = env("E2E_BASE");
+const token = env("E2E_TOKEN");
+const artifacts = env("E2E_ARTIFACTS");
+const require = createRequire(path.join(env("E2E_PLAYWRIGHT"), "package.json"));
+const { chromium } = require(env("E2E_PLAYWRIGHT"));
+const LONG = 120_000;
+
+let failed = 0;
+const ok = (what) => console.log(`ok: ${what}`);
+const bad = (what) => {
+  failed++;
+  console.log(`FAIL: ${what}`);
+};
+const check = (condition, what, detail = "") => (condition ? ok(what) : bad(detail ? `${what}: ${detail}` : what));
+// Runs a wait; a timeout is a failed check, not the end of the script.
+async function expectSoon(what, wait) {
+  try {
+    await wait();
+    ok(what);
+    return true;
+  } catch (e) {
+    bad(`${what}: ${String(e.message ?? e).split("\n")[0]}`);
+    return false;
+  }
+}
+const shot = (page, name) => page.screenshot({ path: path.join(artifacts, `dashboard-${name}.png`), fullPage: true });
+
+const browser = await chromium.launch({
+  executablePath: env("E2E_CHROMIUM"),
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const foreign = [];
+  context.on("request", (request) => {
+    if (!request.url().startsWith(base) && !request.url().startsWith("data:")) foreign.push(request.url());
+  });
+  const page = await context.newPage();
+  const consoleErrors = [];
+  page.on("pageerror", (error) => consoleErrors.push(String(error)));
+
+  // ---- the runs list, empty; the token asked for once and kept ----------------------------------
+  await page.goto(`${base}/`);
+  await expectSoon("the dashboard shows an empty runs list", () =>
+    page.getByTestId("no-runs").waitFor({ timeout: LONG }),
+  );
+  page.once("dialog", (dialog) => dialog.accept(token));
+  await page.getByTestId("token-button").click();
+  await page.waitForLoadState("load");
+  await expectSoon("the token is kept (the button says so after the reload)", () =>
+    page.getByTestId("token-button").filter({ hasText: "✓" }).waitFor({ timeout: LONG }),
+  );
+  check((await page.evaluate(() => localStorage.getItem("kiln.token"))) === token, "the token is in localStorage");
+
+  // ---- a signed webhook; the run appears and is live --------------------------------------------
+  const delivered = execFileSync(env("E2E_DELIVER"), { encoding: "utf8" });
+  check(delivered.includes('"trigger"'), "the signed webhook was accepted", delivered);
+  await expectSoon("the run appears in the list", () => page.getByTestId("run-row").first().waitFor({ timeout: LONG }));
+  // Without a reload: the list polls. The run stays running until the gate opens below.
+  await expectSoon("the run shows as running", () =>
+    page.locator("[data-testid=run-row] .badge[data-status=running]").waitFor({ timeout: LONG }),
+  );
+  await shot(page, "runs-live");
+
+  // ---- the GPU fleet while the gpu job holds one -------------------------------------------------
+  const fleet = await context.newPage();
+  await fleet.goto(`${base}/ui/gpus`);
+  await expectSoon(`the fleet lists ${env("E2E_GPUS")} GPUs`, () =>
+    fleet.waitForFunction((n) => document.querySelectorAll("[data-testid=gpu-card]").length === n, Number(env("E2E_GPUS")), { timeout: LONG }),
+  );
+  await expectSoon("a GPU is leased by the running gpu job", () =>
+    fleet.locator("[data-testid=gpu-card][data-state=leased]").first().waitFor({ timeout: LONG }),
+  );
+  const holder = await fleet.locator("[data-testid=gpu-card][data-state=leased] [data-testid=gpu-detail]").first().textContent();
+  check(/gpu/.test(holder ?? ""), "the leased GPU names its holder (the gpu job)", holder ?? "");
+  await shot(fleet, "gpus-leased");
+
+  // ---- the run page: graph, live logs, ANSI, groups, search -------------------------------------
+  await page.locator("[data-testid=run-row] a").first().click();
+  await expectSoon("the run page opens with its title", () =>
+    page.getByTestId("run-title").filter({ hasText: "Dashboard E2E" }).waitFor({ timeout: LONG }),
+  );
+  await expectSoon("the job graph shows build and gpu", () =>
+    page.waitForFunction(() => ["build", "gpu"].every((k) => document.querySelector(`[data-testid=job-node][data-job="${k}"]`)), null, { timeout: LONG }),
+  );
+  await page.locator('[data-testid=job-node][data-job="build"]').click();
+  const logLine = (text) => page.locator("[data-testid=log-line]", { hasText: text });
+  await expectSoon("log lines stream in (LIVE-LINE 3)", () => logLine("LIVE-LINE 3").waitFor({ timeout: LONG }));
+  check((await logLine("AFTER-GATE").count()) === 0, "they arrived while the job was still running (nothing after the gate yet)");
+  check((await page.locator("h1 .badge").getAttribute("data-status")) === "running", "the run is running meanwhile");
+  check((await page.getByTestId("stream-state").textContent())?.includes("live"), "the log says it is live");
+  const red = page.locator("[data-testid=log-line] .ansi-red-fg", { hasText: "RED-TEXT" });
+  check((await red.count()) === 1, "ANSI red becomes a coloured span");
+  check((await page.locator("[data-testid=log-line] .ansi-green-fg", { hasText: "GREEN-TEXT" }).count()) === 1, "bold green too");
+  check(!(await page.getByTestId("log-box").textContent()).includes("\u001b["), "no raw escape sequence is shown");
+  const group = page.getByTestId("log-group").filter({ hasText: "Compile details" });
+  check((await group.count()) === 1, "::group:: becomes a foldable group");
+  check(!(await logLine("INSIDE-GROUP").isVisible()), "the group starts folded");
+  await group.locator("summary").click();
+  await expectSoon("unfolding shows the group's line", () => logLine("INSIDE-GROUP").waitFor({ state: "visible", timeout: 10_000 }));
+  await page.getByTestId("log-search").fill("LIVE-LINE 2");
+  await expectSoon("search finds the one matching line", () =>
+    page.getByTestId("log-matches").filter({ hasText: "1 matching line" }).waitFor({ timeout: 10_000 }),
+  );
+  check((await logLine("LIVE-LINE 1").count()) === 0, "search hides the lines that do not match");
+  await page.getByTestId("log-search").fill("");
+  await shot(page, "run-live");
+
+  // ---- the gate opens: more lines stream in, the run ends as success ----------------------------
+  writeFileSync(env("E2E_GATE"), "open\n");
+  await expectSoon("lines printed after the gate stream in (AFTER-GATE 3)", () => logLine("AFTER-GATE 3").waitFor({ timeout: LONG }));
+  await expectSoon("the run's status goes to success", () =>
+    page.locator("h1 .badge[data-status=success]").waitFor({ timeout: LONG }),
+  );
+  await expectSoon("the test job appears, with an edge from each job it needs", () =>
+    page.waitForFunction(
+      () => document.querySelector('[data-testid=job-node][data-job="test"][data-status=success]') && document.querySelectorAll("[data-testid=job-edge]").length === 2,
+      null,
+      { timeout: LONG },
+    ),
+  );
+  const states = await page.$$eval("[data-testid=job-node]", (els) => els.map((e) => `${e.dataset.job}=${e.dataset.status}`).sort());
+  check(states.join(" ") === "build=success gpu=success long=success test=success", "every job node shows success", states.join(" "));
+  check(/\d/.test((await page.getByTestId("run-duration").textContent()) ?? ""), "the run shows its duration");
+  await expectSoon("the stream says complete", () => page.getByTestId("stream-state").filter({ hasText: "complete" }).waitFor({ timeout: LONG }));
+  await shot(page, "run-done");
+
+  // A long log shows its last 5000 lines, and all of them on request.
+  await page.locator('[data-testid=job-node][data-job="long"]').click();
+  await expectSoon("a 6000-line log shows its end", () => logLine("LONG-6000").waitFor({ timeout: LONG }));
+  check((await logLine(/^LONG-1$/).count()) === 0, "its first lines are not rendered");
+  check(/^\d+ earlier lines not shown/.test((await page.getByTestId("log-show-all").textContent()) ?? ""), "it says how many lines it left out");
+  await page.getByTestId("log-show-all").click();
+  await expectSoon("show all renders the first line too", () => logLine(/^LONG-1$/).waitFor({ timeout: 30_000 }));
+  await page.locator('[data-testid=job-node][data-job="build"]').click();
+
+  // ---- tests, benchmarks, telemetry ------------------------------------------------------------
+  await page.getByTestId("tab-tests").click();
+  await expectSoon("the tests tab shows the failed test", () =>
+    page.getByTestId("test-failure").filter({ hasText: "test_backward" }).waitFor({ timeout: LONG }),
+  );
+  check((await page.getByTestId("tests").textContent()).includes("2 tests") || (await page.getByTestId("tests").textContent()).includes("2tests"), "the totals count both tests");
+  await shot(page, "tests");
+  await page.getByTestId("tab-benchmarks").click();
+  await expectSoon("the benchmarks tab shows the benchmark with its trend", () =>
+    page.locator("[data-testid=benchmark-row]", { hasText: "attention" }).locator("svg.sparkline").waitFor({ timeout: LONG }),
+  );
+  await shot(page, "benchmarks");
+  await page.getByTestId("tab-telemetry").click();
+  const runId = Number(new URL(page.url()).pathname.split("/").pop());
+  const telemetry = await page.request.get(`${base}/api/runs/${runId}/telemetry`, { headers: { Authorization: `Bearer ${token}` } });
+  const body = telemetry.ok() ? await telemetry.json() : null;
+  const samples = (body?.jobs ?? []).some((j) => j.gpus.some((g) => g.samples.length > 0));
+  if (samples)
+    await expectSoon("the telemetry tab charts the samples", () => page.getByTestId("chart-util").first().waitFor({ timeout: LONG }));
+  else
+    await expectSoon(`the telemetry tab says "no telemetry" (the endpoint answered ${telemetry.status()})`, () =>
+      page.getByTestId("no-telemetry").waitFor({ timeout: LONG }),
+    );
+
+  // The charts against the endpoint's documented shape (docs/serve.md#dashboard), whatever this
+  // build's server answers: a document with two GPUs' samples, handed to the page by playwright.
+  const charted = await context.newPage();
+  await charted.route(`${base}/api/runs/${runId}/telemetry`, (route) => {
+    const t0 = Date.now() - 60_000;
+    const samples = (scale) =>
+      Array.from({ length: 30 }, (_, i) => ({
+        t: t0 + i * 2000, util: (i * 3 * scale) % 100, mem_util: 40, mem_used_mib: 1000 * scale + i * 10,
+        mem_total_mib: 81559, power_w: 200 + i, temp_c: 50 + i / 3, throttle: [],
+      }));
+    route.fulfill({
+      contentType: "application/json",
+      body: JSON.stringify({ jobs: [{ job_id: 0, key: "gpu", gpus: [{ index: 0, uuid: "GPU-a", samples: samples(1) }, { index: 1, uuid: "GPU-b", samples: samples(2) }] }] }),
+    });
+  });
+  await charted.goto(`${base}/ui/runs/${runId}`);
+  await charted.getByTestId("tab-telemetry").click();
+  await expectSoon("a telemetry document's samples become four charts", () =>
+    charted.waitForFunction(() => ["util", "mem_used_mib", "power_w", "temp_c"].every((k) => document.querySelector(`[data-testid=chart-${k}] canvas`)), null, { timeout: LONG }),
+  );
+  const legend = await charted.getByTestId("chart-util").textContent();
+  check(legend.includes("GPU 0") && legend.includes("GPU 1"), "one line per GPU", legend);
+  await shot(charted, "telemetry");
+  await charted.close();
+
+  // ---- the fleet after the run, and the list's filters -----------------------------------------
+  await expectSoon("every GPU is free again after the run", () =>
+    fleet.waitForFunction(() => [...document.querySelectorAll("[data-testid=gpu-card]")].every((e) => e.dataset.state === "free"), null, { timeout: LONG }),
+  );
+  await shot(fleet, "gpus");
+  const rows = async (query) => {
+    await page.goto(`${base}/ui/${query}`);
+    await page.waitForFunction(() => document.querySelector("[data-testid=run-row], [data-testid=no-runs]"), null, { timeout: LONG });
+    return page.getByTestId("run-row").count();
+  };
+  check((await rows("?status=success")) === 1, "filter status=success lists the run");
+  check((await rows("?status=failure")) === 0, "filter status=failure lists nothing");
+  check((await rows("?branch=main")) === 1, "filter branch=main lists the run");
+  check((await rows("?branch=nope")) === 0, "filter branch=nope lists nothing");
+  check((await rows("?repository=acme%2Fwidgets")) === 1, "filter repository=acme/widgets lists the run");
+  check((await rows("?repository=other%2Frepo")) === 0, "filter repository=other/repo lists nothing");
+  await page.goto(`${base}/ui/`);
+  await page.getByTestId("filter-status").selectOption("failure");
+  await expectSoon("choosing a status in the filter updates the list", () => page.getByTestId("no-runs").waitFor({ timeout: LONG }));
+  check(page.url().includes("status=failure"), "the filter is kept in the address");
+
+  // A wrong token: the log pane says the server refused it (and shows no log).
+  await page.evaluate(() => localStorage.setItem("kiln.token", "wrong-token"));
+  await page.goto(`${base}/ui/runs/${runId}`);
+  await expectSoon("with a wrong token the log pane says the token was refused", () =>
+    page.getByTestId("logs-need-token").filter({ hasText: "refused" }).waitFor({ timeout: LONG }),
+  );
+  check((await page.getByTestId("log-line").count()) === 0, "and shows no log line");
+
+  check(foreign.length === 0, "the pages requested nothing outside kiln serve", foreign.join(" "));
+  check(consoleErrors.length === 0, "no script error on the page", consoleErrors.join(" | "));
+} finally {
+  await browser.close();
+}
+process.exit(failed > 0 ? 1 : 0);

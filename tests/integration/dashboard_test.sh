@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The dashboard end to end (docs/serve.md#dashboard, docs/testing.md): kiln serve with a local
+# repository and two simulated GPUs; headless Chromium (Debian's /usr/bin/chromium, driven by
+# playwright-core from dashboard/node_modules) opens the dashboard, a signed push webhook (curl
+# + openssl, as in serve_test.sh) starts a run, and the page shows it live: the run appears and
+# goes from queued/running to success, its log lines stream in while the job still runs (the job
+# waits at a gate the browser opens once it has seen the first lines), ANSI colours, groups and
+# search work, the job graph has its needs edges, the GPU fleet shows the GPU the run holds,
+# then the tests, benchmarks and telemetry tabs. GET /api/runs/ID/report is checked against
+# `kiln report RUN --format json`. Screenshots go to <build>/test-artifacts/dashboard-*.png.
+# The browser script (tests/e2e/dashboard.mjs) prints "ok: ..." / "FAIL: ..." lines, counted here.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+itest_begin dashboard
+
+CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+[[ -x "$CHROMIUM" ]] || itest_die "$CHROMIUM is missing: scripts/deps installs Debian's chromium"
+playwright="$KILN_SOURCE_DIR/dashboard/node_modules/playwright-core"
+[[ -d "$playwright" ]] ||
+  itest_die "$playwright is missing: scripts/deps runs npm ci in dashboard/"
+command -v node >/dev/null || itest_die "node is missing: scripts/deps installs nodejs"
+
+secret="webhook-secret-$RANDOM"
+token="api-token-$RANDOM"
+gate="$ITEST_DIR/gate"
+repo="$ITEST_DIR/work"
+bare="$ITEST_DIR/forge/acme/widgets.git"
+make_repo "$repo"
+# build prints coloured lines, a group and numbered lines a second apart, then waits at the
+# gate (a file the browser script creates once it has seen LIVE-LINE 3) and prints more; gpu
+# holds a simulated GPU until the gate opens; test needs both and stores JUnit results (one
+# failure, which does not fail the job) and a benchmark result; long prints 6000 lines.
+cat >"$repo/bench.json" <<'EOF_JSON'
+[{"name": "attention", "unit": "ms", "value": 12.5, "samples": [12.4, 12.5, 12.6]}]
+EOF_JSON
+mkdir -p "$repo/results"
+cat >"$repo/results/pytest.xml" <<'EOF_XML'
+<testsuite name="pytest"><testcase classname="tests.test_model" name="test_forward" time="0.5"/>
+<testcase classname="tests.test_model" name="test_backward" time="1.5"><failure message="assert 1 == 2">E assert 1 == 2</failure></testcase>
+</testsuite>
+EOF_XML
+write_workflow "$repo" ci.yml <<EOF_YML
+name: Dashboard E2E
+on: push
+env:
+  GATE: $gate
+jobs:
+  build:
+    runs-on: [self-hosted, linux]
+    steps:
+      - name: Compile
+        run: |
+          printf '\033[31mRED-TEXT\033[0m and \033[1;32mGREEN-TEXT\033[0m\n'
+          echo "::group::Compile details"
+          echo "INSIDE-GROUP"
+          echo "::endgroup::"
+          for i in 1 2 3; do echo "LIVE-LINE \$i"; sleep 1; done
+          for _ in \$(seq 1 1800); do [ -e "\$GATE" ] && break; sleep 0.1; done
+          for i in 1 2 3; do echo "AFTER-GATE \$i"; sleep 1; done
+  gpu:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: |
+          echo "GPU-JOB on \$KILN_GPU_UUIDS"
+          for _ in \$(seq 1 1800); do [ -e "\$GATE" ] && break; sleep 0.1; done
+  long:
+    runs-on: [self-hosted, linux]
+    steps:
+      - run: seq -f 'LONG-%g' 1 6000
+  test:
+    needs: [build, gpu]
+    runs-on: [self-hosted, linux]
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          echo bench.json >> "\$KILN_BENCHMARKS"
+          echo results/pytest.xml >> "\$KILN_TEST_RESULTS"
+EOF_YML
+commit_all "$repo" "a workflow"
+mkdir -p "$(dirname "$bare")"
+git clone -q --bare "$repo" "$bare"
+sha="$(git -C "$repo" rev-parse HEAD)"
+
+cat >"$ITEST_DIR/gpus.json" <<'EOF_JSON'
+{"gpus": [{"vendor": "nvidia", "model": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "arch": "sm_90"},
+          {"vendor": "nvidia", "model": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "arch": "sm_90"}]}
+EOF_JSON
+cat >"$ITEST_DIR/kiln.yml" <<EOF_YML
+serve:
+  listen: 127.0.0.1:0
+  store: state/kiln.db
+  work_dir: serve-work
+  api_tokens: [$token]
+  repositories:
+    acme/widgets:
+      clone_url: $bare
+      webhook_secret: $secret
+EOF_YML
+"$KILN" serve --config "$ITEST_DIR/kiln.yml" --port-file "$ITEST_DIR/port" \
+  --simulate-gpus "$ITEST_DIR/gpus.json" >"$ITEST_DIR/serve.out" 2>"$ITEST_DIR/serve.err" &
+serve_pid=$!
+itest_track_pid "$serve_pid"
+wait_until 60 test -s "$ITEST_DIR/port" || {
+  cat "$ITEST_DIR/serve.err" >&2
+  itest_die "kiln serve did not start listening"
+}
+base="http://127.0.0.1:$(cat "$ITEST_DIR/port")"
+
+page="$(curl -sS "$base/")"
+expect_contains "$page" '<div id="app">' "GET / answers the dashboard page"
+asset="$(grep -o '/ui/assets/[^"]*\.js' <<<"$page" | head -1)"
+check "the page names its script ($asset)" test -n "$asset"
+type="$(curl -sS -o /dev/null -w '%{content_type}' "$base$asset")"
+expect_contains "$type" "text/javascript" "the script is served as JavaScript"
+code="$(curl -sS -o /dev/null -w '%{http_code}' "$base/ui/assets/missing.js")"
+check "a missing asset is 404, not the page (got $code)" test "$code" = 404
+expect_contains "$(curl -sS "$base/ui/runs/42")" '<div id="app">' \
+  "a client-side route under /ui/ answers the page"
+
+# deliver: the signed push, sent when the browser script asks (it runs this file).
+cat >"$ITEST_DIR/push.json" <<EOF_JSON
+{"ref": "refs/heads/main", "before": "0000000000000000000000000000000000000000",
+ "after": "$sha", "repository": {"full_name": "acme/widgets"}, "sender": {"login": "alice"}}
+EOF_JSON
+cat >"$ITEST_DIR/deliver.sh" <<EOF_SH
+#!/usr/bin/env bash
+set -euo pipefail
+signature="sha256=\$(openssl dgst -sha256 -hmac '$secret' <'$ITEST_DIR/push.json' | sed 's/^.*= //')"
+curl -sS -f -X POST -H 'Content-Type: application/json' -H 'X-GitHub-Event: push' \
+  -H 'X-GitHub-Delivery: dashboard-1' -H "X-Hub-Signature-256: \$signature" \
+  --data-binary '@$ITEST_DIR/push.json' '$base/webhooks/github'
+EOF_SH
+chmod +x "$ITEST_DIR/deliver.sh"
+
+artifacts="$(dirname "$KILN")/test-artifacts"
+mkdir -p "$artifacts"
+rm -f "$artifacts"/dashboard-*.png
+export E2E_BASE="$base" E2E_TOKEN="$token" E2E_GATE="$gate" E2E_DELIVER="$ITEST_DIR/deliver.sh"
+export E2E_ARTIFACTS="$artifacts" E2E_CHROMIUM="$CHROMIUM" E2E_GPUS=2
+export E2E_PLAYWRIGHT="$playwright"
+browser_rc=0
+timeout 600 node "$KILN_SOURCE_DIR/tests/e2e/dashboard.mjs" >"$ITEST_DIR/browser.out" \
+  2>"$ITEST_DIR/browser.err" || browser_rc=$?
+while IFS= read -r line; do
+  case "$line" in
+    "ok: "*) pass "browser: ${line#ok: }" ;;
+    "FAIL: "*) fail "browser: ${line#FAIL: }" ;;
+    *) echo "    | $line" ;;
+  esac
+done <"$ITEST_DIR/browser.out"
+if [[ "$browser_rc" != 0 ]]; then
+  fail "the browser script exited with $browser_rc"
+  sed 's/^/    | /' "$ITEST_DIR/browser.err" | tail -40 >&2
+fi
+for shot in runs-live gpus-leased run-live run-done tests benchmarks telemetry gpus; do
+  check "screenshot $artifacts/dashboard-$shot.png" test -s "$artifacts/dashboard-$shot.png"
+done
+
+# The report endpoint is the document of kiln report --format json (one serializer).
+run_id="$(curl -sS "$base/api/runs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')"
+# The job graph's edges come from the API: each job's node and the nodes it needs.
+curl -sS "$base/api/runs/$run_id" >"$ITEST_DIR/last.out"
+expect_json 'sorted((j["node"], j["needs"]) for j in d["jobs"])' \
+  '[["build", []], ["gpu", []], ["long", []], ["test", ["build", "gpu"]]]' \
+  "GET /api/runs/ID names each job's node and needs"
+curl -sS "$base/api/runs/$run_id/report" >"$ITEST_DIR/api-report.json"
+kiln report "$run_id" --format json --store "$ITEST_DIR/state/kiln.db"
+expect_rc 0 "kiln report --format json on the server's store"
+same="$(python3 - "$ITEST_DIR/api-report.json" "$ITEST_DIR/last.out" <<'EOF_PY'
+import json, sys
+api, cli = (json.load(open(p)) for p in sys.argv[1:3])
+print(api == cli, api["tests"]["failed"], len(api["benchmarks"]))
+EOF_PY
+)"
+expect_contains "$same" "True 1 1" \
+  "GET /api/runs/ID/report equals kiln report --format json (with its test and benchmark)"
+code="$(curl -sS -o /dev/null -w '%{http_code}' "$base/api/runs/9999/report")"
+check "the report of an unknown run is 404 (got $code)" test "$code" = 404
+
+kill -TERM "$serve_pid"
+if wait_exit "$serve_pid" 120; then
+  check "SIGTERM stops the server with exit code 0 (got $WAIT_RC)" test "$WAIT_RC" = 0
+else
+  fail "the server did not stop after SIGTERM"
+fi
+itest_end
