@@ -38,6 +38,14 @@ int serve_command(const ServeArgs& args) {
   options.base.gpu_health = options.config.gpu_health;
   if (options.config.host_store) options.base.host_store = *options.config.host_store;
   if (!args.simulate_gpus.empty()) options.base.simulate_gpus = args.simulate_gpus;
+  // Containers as `kiln run` takes them: $KILN_CONTAINER_ENGINE, else kiln.yml's containers.
+  if (const char* engine = std::getenv("KILN_CONTAINER_ENGINE"); engine && *engine)
+    options.base.container_engine = engine;
+  else
+    options.base.container_engine = options.config.container_engine;
+  if (!options.config.pull_policy.empty()) options.base.pull_policy = options.config.pull_policy;
+  options.base.container_policy = options.config.container_policy;
+  options.base.gpu_telemetry = options.config.gpu_telemetry;
   auto mirror = actions_mirror(args.actions_mirror);
   if (!mirror) return report_error(mirror.error());
   options.base.actions_mirror = *mirror;
