@@ -124,9 +124,9 @@ http_get "/api/runs/$second_run"
 expect_json 'd["status"]' success "the new run succeeded"
 if [[ "$(started_times)" == 2 ]]; then pass "the job ran again (two starts)"
 else fail "the job started $(started_times) times"; fi
-expect_contains "$(cat "$ITEST_DIR/serve.err")" "left running by a server that stopped: requeued" \
+expect_contains "$(cat "$ITEST_DIR/serve.out" "$ITEST_DIR/serve.err")" "left running by a server that stopped: requeued" \
   "the server says it requeued the trigger"
-expect_contains "$(cat "$ITEST_DIR/serve.err")" "GPU lease of GPU-sim" \
+expect_contains "$(cat "$ITEST_DIR/serve.out" "$ITEST_DIR/serve.err")" "GPU lease of GPU-sim" \
   "the server says it reclaimed the dead server's lease"
 if [[ "$(leases)" == 0 ]]; then pass "no GPU lease is left"; else fail "$(leases) leases left"; fi
 if no_marker_processes; then pass "no job process is left"; else fail "job processes are left"; fi

@@ -11,6 +11,7 @@
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_begin serve_triggers
+RC=0  # expect_json shows the last kiln call on failure; this test makes HTTP calls instead
 
 secret="webhook-secret-$RANDOM"
 token="api-token-$RANDOM"
@@ -34,7 +35,10 @@ jobs:
 EOF2
 write_workflow "$repo" other-dispatch.yml <<'EOF2'
 name: Other dispatch
-on: workflow_dispatch
+on:
+  workflow_dispatch:
+    inputs:
+      target: {type: string, default: none}
 jobs:
   other:
     runs-on: linux
@@ -196,7 +200,7 @@ check "the dispatch's trigger finishes" trigger_done "$dispatch_trigger" finishe
 expect_json 'len(d["run_ids"])' 1 "only the named workflow ran (not the other dispatch workflow)"
 dispatch_run="$(run_of "$dispatch_trigger")"
 http GET "/api/runs/$dispatch_run"
-expect_json 'd["workflow_name"]' Dispatch "the run is of the dispatched workflow"
+expect_json 'd["name"]' Dispatch "the run is of the dispatched workflow"
 expect_json 'd["status"]' success "the dispatched run succeeded"
 expect_contains "$(logs_of_run "$dispatch_run")" \
   "DISPATCH target=gpu-7 dry=true event=gpu-7 ref=refs/heads/main sha=$main_sha" \
@@ -215,6 +219,15 @@ expect_json 'len(d["run_ids"])' 2 "without a name, every workflow_dispatch workf
 cat >"$ITEST_DIR/dispatch-bad.json" <<'EOF2'
 {"ref": "no-such-branch", "repository": {"full_name": "acme/widgets"}, "sender": {"login": "a"}}
 EOF2
+cat >"$ITEST_DIR/dispatch-undeclared.json" <<'EOF2'
+{"ref": "main", "workflow": ".github/workflows/dispatch.yml", "inputs": {"target": "x", "colour": "red"},
+ "repository": {"full_name": "acme/widgets"}, "sender": {"login": "alice"}}
+EOF2
+deliver "$ITEST_DIR/dispatch-undeclared.json" workflow_dispatch dispatch-5
+undeclared="$(json_eval - 'd["trigger"]')"
+check "a dispatch with an input the workflow does not declare fails" \
+  trigger_done "$undeclared" failed
+expect_contains "$OUT" "unexpected input 'colour'" "the trigger's message names the input"
 deliver "$ITEST_DIR/dispatch-bad.json" workflow_dispatch dispatch-3
 expect_status 422 "a workflow_dispatch of a ref the remote lacks gets 422"
 cat >"$ITEST_DIR/dispatch-escape.json" <<'EOF2'
@@ -225,7 +238,7 @@ deliver "$ITEST_DIR/dispatch-escape.json" workflow_dispatch dispatch-4
 expect_status 400 "a workflow path outside .github/workflows gets 400"
 
 # ---- polling --------------------------------------------------------------------------------
-first_sight() { grep -q "first sight of refs/heads/polled at $first_polled" "$ITEST_DIR/serve.err"; }
+first_sight() { cat "$ITEST_DIR/serve.out" "$ITEST_DIR/serve.err" | grep -q "first sight of refs/heads/polled at $first_polled"; }
 check "the poller records the first sight of the watched branch" wait_until 60 first_sight
 sleep 2  # two more rounds of polling
 expect_contains "$(poll_triggers)" "[]" "the first sight triggers nothing"
