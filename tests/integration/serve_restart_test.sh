@@ -3,7 +3,8 @@
 # trigger `running`, its run running and a GPU lease behind. Its watchdog kills the job's
 # processes; the next server (serve.on_restart: requeue, the default) marks the old run
 # interrupted, reclaims the lease and runs the trigger again in a new run to completion; no job
-# process and no lease is left. With on_restart: fail the trigger is failed instead.
+# process and no lease is left. With on_restart: fail the trigger is failed instead, and a
+# trigger whose runs were interrupted three times is failed rather than requeued again.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -147,6 +148,31 @@ expect_json 'len(d["run_ids"])' 1 "no new run was made"
 if [[ "$(started_times)" == 1 ]]; then pass "the job did not run again"
 else fail "the job started $(started_times) times"; fi
 if [[ "$(leases)" == 0 ]]; then pass "the lease is reclaimed with on_restart: fail too"
+else fail "$(leases) leases left"; fi
+
+# ---- a trigger that keeps dying with its server is not requeued for ever ---------------------
+kill -TERM "$serve_pid"
+wait_exit "$serve_pid" 120 || itest_die "the server did not stop after SIGTERM"
+write_config
+: >"$events"
+start_server
+trigger="$(deliver_push crash-3)"
+started_at_least() { [[ "$(started_times)" -ge "$1" ]]; }
+for attempt in 1 2 3; do
+  check "run $attempt of the job starts" wait_until 120 started_at_least "$attempt"
+  kill -9 "$serve_pid"
+  wait_exit "$serve_pid" 30 || itest_die "the killed server did not end"
+  check "the watchdog kills the job of run $attempt" wait_until 60 no_marker_processes
+  start_server
+done
+check "after 3 interrupted runs the trigger is failed, not requeued" trigger_is "$trigger" failed
+http_get "/api/triggers/$trigger"
+expect_contains "$OUT" "3 runs were interrupted, so it is not requeued again" \
+  "the message says why it was not requeued"
+expect_json 'len(d["run_ids"])' 3 "it had three runs"
+if [[ "$(started_times)" == 3 ]]; then pass "the job did not start a fourth time"
+else fail "the job started $(started_times) times"; fi
+if [[ "$(leases)" == 0 ]]; then pass "no lease is left after the crash loop"
 else fail "$(leases) leases left"; fi
 
 kill -TERM "$serve_pid"

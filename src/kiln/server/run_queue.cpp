@@ -19,6 +19,9 @@ namespace fs = std::filesystem;
 using store::Trigger;
 using store::TriggerStatus;
 
+// serve.on_restart: requeue gives up on a trigger with this many interrupted runs.
+constexpr int k_max_interrupted_runs = 3;
+
 Result<std::string> git(const fs::path& cwd, std::vector<std::string> args) {
   args.insert(args.begin(), "git");
   KILN_TRY(auto out, core::run_command(args, cwd));
@@ -113,10 +116,24 @@ Status RunQueue::start() {
   (void)interrupted;
   KILN_TRY(auto left_running, store_.list_triggers(TriggerStatus::running, 0));
   for (auto& trigger : left_running) {
-    const bool requeue = settings_.serve.on_restart == config::OnRestart::requeue;
+    // A trigger whose runs keep dying with the server (a job that takes the host down) is not
+    // requeued for ever.
+    int interrupted_runs = 0;
+    if (trigger.run_ids.is_array())
+      for (const auto& id : trigger.run_ids)
+        if (id.is_number_integer())
+          if (auto run = store_.get_run(id.get<std::int64_t>());
+              run && run->status == store::RunStatus::interrupted)
+            ++interrupted_runs;
+    const bool too_often = interrupted_runs >= k_max_interrupted_runs;
+    const bool requeue = settings_.serve.on_restart == config::OnRestart::requeue && !too_often;
     trigger.status = requeue ? TriggerStatus::queued : TriggerStatus::failed;
-    trigger.message = requeue ? "requeued: the server stopped while it ran"
-                              : "the server stopped while it ran";
+    trigger.message =
+        requeue     ? "requeued: the server stopped while it ran"
+        : too_often ? fmt::format("the server stopped while it ran; {} runs were interrupted, "
+                                  "so it is not requeued again",
+                                  interrupted_runs)
+                    : "the server stopped while it ran";
     trigger.updated_at = 0;
     KILN_TRY_VOID(store_.update_trigger(trigger));
     spdlog::info("trigger {}: left running by a server that stopped: {}", trigger.id,

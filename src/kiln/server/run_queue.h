@@ -45,8 +45,8 @@ class RunQueue {
 
   // Starts the workers and takes back the triggers left `queued` by an earlier server; those
   // left `running` by a server that died are queued again (serve.on_restart: requeue, new runs
-  // are made) or marked failed (on_restart: fail). Their old runs stay `interrupted`
-  // (Store::mark_interrupted).
+  // are made) or marked failed (on_restart: fail, or a trigger with 3 interrupted runs). Their
+  // old runs stay `interrupted` (Store::mark_interrupted).
   Status start();
   // Queues a trigger already stored with status queued.
   void enqueue(std::int64_t trigger_id);
