@@ -9,6 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_begin serve_tls
 
 secret="webhook-secret-$RANDOM"
+token="api-token-$RANDOM"
 repo="$ITEST_DIR/work"
 bare="$ITEST_DIR/forge/acme/widgets.git"
 make_repo "$repo"
@@ -45,6 +46,7 @@ serve:
   tls:
     cert: $1
     key: $2
+  api_tokens: [$token]
   repositories:
     acme/widgets:
       clone_url: $bare
@@ -126,6 +128,17 @@ trigger_finished() {
 }
 wait_until 300 trigger_finished || itest_die "the trigger did not settle"
 expect_json 'd["status"]' finished "the push's trigger finished"
+
+# kiln trigger over HTTPS: it checks the server against --cacert (or $KILN_CA_CERT).
+kiln trigger acme/widgets main --server "https://127.0.0.1:$port" --token "$token"
+expect_rc 3 "kiln trigger refuses the self-signed server without --cacert"
+kiln trigger acme/widgets main --server "https://127.0.0.1:$port" --token "$token" \
+  --cacert "$ITEST_DIR/tls/cert.pem"
+expect_rc 0 "kiln trigger --cacert reaches the HTTPS server"
+expect_json 'd["sha"]' "$sha" "the triggered push is of the branch's commit"
+KILN_CA_CERT="$ITEST_DIR/tls/cert.pem" kiln approve 999 --server "https://127.0.0.1:$port" \
+  --token "$token"
+expect_rc 2 "kiln approve with \$KILN_CA_CERT reaches the server (which knows no trigger 999)"
 
 kill -TERM "$serve_pid"
 if wait_exit "$serve_pid" 120 && [[ "$WAIT_RC" == 0 ]]; then pass "SIGTERM stops the HTTPS server"
