@@ -38,6 +38,14 @@ int serve_command(const ServeArgs& args) {
   options.base.gpu_health = options.config.gpu_health;
   if (options.config.host_store) options.base.host_store = *options.config.host_store;
   if (!args.simulate_gpus.empty()) options.base.simulate_gpus = args.simulate_gpus;
+  // Containers as `kiln run` takes them: $KILN_CONTAINER_ENGINE, else kiln.yml's containers.
+  if (const char* engine = std::getenv("KILN_CONTAINER_ENGINE"); engine && *engine)
+    options.base.container_engine = engine;
+  else
+    options.base.container_engine = options.config.container_engine;
+  if (!options.config.pull_policy.empty()) options.base.pull_policy = options.config.pull_policy;
+  options.base.container_policy = options.config.container_policy;
+  options.base.gpu_telemetry = options.config.gpu_telemetry;
   auto mirror = actions_mirror(args.actions_mirror);
   if (!mirror) return report_error(mirror.error());
   options.base.actions_mirror = *mirror;
@@ -63,12 +71,16 @@ int serve_command(const ServeArgs& args) {
 struct ClientArgs {
   std::string server;
   std::string token;
+  std::string cacert;
 };
 
 void add_client_options(CLI::App* cmd, ClientArgs& args) {
   cmd->add_option("--server", args.server,
                   "the kiln server's URL (default: $KILN_SERVER, else http://127.0.0.1:8080)");
   cmd->add_option("--token", args.token, "API token (default: $KILN_TOKEN)");
+  cmd->add_option("--cacert", args.cacert,
+                  "PEM file of the CA (or self-signed certificate) an https --server is checked "
+                  "against (default: $KILN_CA_CERT, else the system's CAs)");
 }
 
 // POSTs `body` to the server and prints the answer; 2xx: 0, 4xx: 2, else 3.
@@ -82,7 +94,12 @@ int post(const ClientArgs& args, const std::string& path, const nlohmann::json& 
   if (token.empty()) {
     if (const char* env = std::getenv("KILN_TOKEN")) token = env;
   }
+  std::string cacert = args.cacert;
+  if (cacert.empty()) {
+    if (const char* env = std::getenv("KILN_CA_CERT")) cacert = env;
+  }
   httplib::Client client(server);
+  if (!cacert.empty()) client.set_ca_cert_path(cacert);
   httplib::Headers headers;
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
   auto response = client.Post(path, headers, body.dump(), "application/json");

@@ -242,8 +242,8 @@ Status read_serve_repository(const Reader& reader, const YAML::Node& key, const 
   const auto name = key.as<std::string>();
   const auto path = "serve.repositories." + name;
   if (!node.IsMap()) return reader.error(node, "{}: expected a mapping", path);
-  KILN_TRY_VOID(reader.mapping(node, path,
-                               {"clone_url", "webhook_secret", "trusted_authors", "statuses"}));
+  KILN_TRY_VOID(reader.mapping(
+      node, path, {"clone_url", "webhook_secret", "trusted_authors", "statuses", "poll"}));
   ServeRepository repo;
   repo.name = name;
   if (name.find('/') == std::string::npos)
@@ -271,6 +271,23 @@ Status read_serve_repository(const Reader& reader, const YAML::Node& key, const 
     if (repo.statuses_api_url.empty())
       return reader.error(statuses, "{}.statuses: api_url is required", path);
   }
+  if (auto poll = node["poll"]; poll && !poll.IsNull()) {
+    KILN_TRY_VOID(reader.mapping(poll, path + ".poll", {"branches", "interval"}));
+    KILN_TRY(repo.poll_branches, read_words(reader, poll["branches"], path + ".poll.branches"));
+    if (repo.poll_branches.empty())
+      return reader.error(poll, "{}.poll: branches lists no branch to watch", path);
+    for (auto& branch : repo.poll_branches)
+      if (branch.starts_with("refs/heads/")) branch = branch.substr(11);
+    if (auto interval = poll["interval"]; interval && !interval.IsNull()) {
+      KILN_TRY(auto text, reader.scalar(interval, path + ".poll.interval"));
+      auto duration = parse_duration(text);
+      if (!duration)
+        return reader.error(interval, "{}.poll.interval: {}", path, duration.error().message);
+      if (*duration < std::chrono::seconds(1))
+        return reader.error(interval, "{}.poll.interval: {} is shorter than 1s", path, text);
+      repo.poll_interval = *duration;
+    }
+  }
   serve.repositories.push_back(std::move(repo));
   return {};
 }
@@ -279,7 +296,7 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
   KILN_TRY_VOID(reader.mapping(node, "serve",
                                {"listen", "public_url", "store", "work_dir", "api_tokens",
                                 "max_concurrent_runs", "shutdown_grace", "trusted_authors",
-                                "repositories"}));
+                                "repositories", "tls", "on_restart"}));
   if (!node || node.IsNull()) return {};
   if (auto listen = node["listen"]; listen && !listen.IsNull()) {
     KILN_TRY(auto text, reader.scalar(listen, "serve.listen"));
@@ -323,6 +340,27 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
     if (!duration)
       return reader.error(grace, "serve.shutdown_grace: {}", duration.error().message);
     serve.shutdown_grace = *duration;
+  }
+  if (auto restart = node["on_restart"]; restart && !restart.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(restart, "serve.on_restart"));
+    if (text != "requeue" && text != "fail")
+      return reader.error(restart, "serve.on_restart: expected requeue or fail, got '{}'", text);
+    serve.on_restart = text == "requeue" ? OnRestart::requeue : OnRestart::fail;
+  }
+  if (auto tls = node["tls"]; tls && !tls.IsNull()) {
+    KILN_TRY_VOID(reader.mapping(tls, "serve.tls", {"cert", "key"}));
+    ServeTls files;
+    for (const char* key : {"cert", "key"}) {
+      auto value = tls[key];
+      if (!value || value.IsNull())
+        return reader.error(tls, "serve.tls: {} is required (a PEM file)", key);
+      KILN_TRY(auto text, reader.scalar(value, fmt::format("serve.tls.{}", key)));
+      if (text.empty()) return reader.error(value, "serve.tls.{}: must not be empty", key);
+      const bool is_cert = std::string_view(key) == "cert";
+      (is_cert ? files.cert : files.key) = resolve(reader, text);
+      (is_cert ? files.cert_where : files.key_where) = reader.where(value);
+    }
+    serve.tls = std::move(files);
   }
   if (auto repos = node["repositories"]; repos && !repos.IsNull()) {
     if (!repos.IsMap()) return reader.error(repos, "serve.repositories: expected a mapping");

@@ -33,6 +33,8 @@
 //     max_concurrent_runs: 2
 //     shutdown_grace: 5m                   # SIGTERM: how long running runs may finish
 //     trusted_authors: [alice]             # fork pull requests of others wait for approval
+//     tls: {cert: cert.pem, key: key.pem}  # HTTPS instead of HTTP (relative: to this file)
+//     on_restart: requeue                  # triggers a dead server left running: requeue|fail
 //     repositories:
 //       owner/name:                        # as the forge's payload names it (full_name)
 //         clone_url: https://github.com/owner/name.git   # or a local path
@@ -41,6 +43,9 @@
 //         statuses:                        # commit statuses (optional)
 //           api_url: https://api.github.com
 //           token: TOKEN
+//         poll:                            # watch the remote with git ls-remote (optional)
+//           branches: [main]               # new commits on these trigger a push
+//           interval: 60s
 
 #include <filesystem>
 #include <optional>
@@ -65,7 +70,22 @@ struct ServeRepository {
   std::vector<std::string> trusted_authors;
   std::string statuses_api_url;  // empty: no commit statuses
   std::string statuses_token;
+  // Polling of clone_url (server/poller.h): branch names (without refs/heads/) whose new
+  // commits trigger a push; none: not polled.
+  std::vector<std::string> poll_branches;
+  std::chrono::milliseconds poll_interval{60'000};
 };
+
+// serve.tls: HTTPS with this certificate chain and private key (PEM files). The locations are
+// kept so that a file that cannot be read or does not match is reported at FILE:LINE:COL when
+// the server loads it.
+struct ServeTls {
+  std::filesystem::path cert, key;
+  SourceLocation cert_where, key_where;
+};
+
+// What `kiln serve` does at start with triggers a server that died left `running`.
+enum class OnRestart { requeue, fail };
 
 struct ServeConfig {
   std::string listen_host = "127.0.0.1";
@@ -78,6 +98,8 @@ struct ServeConfig {
   std::chrono::milliseconds shutdown_grace{300'000};
   std::vector<std::string> trusted_authors;
   std::vector<ServeRepository> repositories;
+  std::optional<ServeTls> tls;
+  OnRestart on_restart = OnRestart::requeue;
 };
 
 struct HostConfig {

@@ -188,6 +188,37 @@ TEST(ServeConfig, EveryKey) {
   EXPECT_EQ(serve.repositories[0].trusted_authors, std::vector<std::string>{"bob"});
   EXPECT_EQ(serve.repositories[0].statuses_api_url, "http://127.0.0.1:1/api/v1");
   EXPECT_EQ(serve.repositories[0].statuses_token, "forge-token");
+  EXPECT_TRUE(serve.repositories[0].poll_branches.empty());
+  EXPECT_FALSE(serve.tls);
+  EXPECT_EQ(serve.on_restart, OnRestart::requeue);
+}
+
+TEST(ServeConfig, TlsPollAndRestart) {
+  auto config = parse_host_config(R"(serve:
+  tls:
+    cert: tls/cert.pem
+    key: /secure/key.pem
+  on_restart: fail
+  repositories:
+    acme/widgets:
+      clone_url: /srv/git/widgets.git
+      webhook_secret: s3cret
+      poll:
+        branches: [main, refs/heads/release]
+        interval: 2m
+)",
+                                  "/etc/kiln/kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto& serve = config->serve;
+  ASSERT_TRUE(serve.tls);
+  EXPECT_EQ(serve.tls->cert, std::filesystem::path("/etc/kiln/tls/cert.pem"));
+  EXPECT_EQ(serve.tls->key, std::filesystem::path("/secure/key.pem"));
+  EXPECT_EQ(serve.tls->cert_where.to_string(), "/etc/kiln/kiln.yml:3:11");
+  EXPECT_EQ(serve.tls->key_where.line, 4);
+  EXPECT_EQ(serve.on_restart, OnRestart::fail);
+  EXPECT_EQ(serve.repositories[0].poll_branches,
+            (std::vector<std::string>{"main", "release"}));
+  EXPECT_EQ(serve.repositories[0].poll_interval, std::chrono::minutes(2));
 }
 
 TEST(ServeConfig, ErrorsSayWhere) {
@@ -204,6 +235,15 @@ TEST(ServeConfig, ErrorsSayWhere) {
       {"serve:\n  repositories:\n    widgets:\n      clone_url: /x\n      webhook_secret: s\n",
        "owner/name", 3},
       {"serve:\n  max_concurrent_runs: 0\n", "at least 1", 2},
+      {"serve:\n  on_restart: retry\n", "expected requeue or fail", 2},
+      {"serve:\n  tls:\n    cert: c.pem\n", "key is required", 3},
+      {"serve:\n  tls: {cert: c.pem, key: k.pem, ca: x}\n", "unknown key 'ca'", 2},
+      {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
+       "      poll:\n        interval: 10s\n",
+       "branches lists no branch", 7},
+      {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
+       "      poll: {branches: [main], interval: 10ms}\n",
+       "shorter than 1s", 6},
   };
   for (const auto& c : cases) {
     auto config = parse_host_config(c.text, "kiln.yml");

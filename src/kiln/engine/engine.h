@@ -28,6 +28,8 @@ class Store;
 
 namespace kiln::engine {
 
+class ConcurrencyRegistry;  // concurrency_registry.h
+
 struct RunOptions {
   std::filesystem::path repository = ".";           // -C: the git repository
   std::optional<std::filesystem::path> workflows;   // -W: a workflow file or a directory
@@ -67,6 +69,10 @@ struct RunOptions {
   // Set to true (from any thread) to cancel this run only, as request_cancel() cancels every
   // run of the process (`kiln serve`'s per-run cancel). Null: only request_cancel().
   std::shared_ptr<std::atomic<bool>> cancel;
+  // Concurrency groups shared with other engine calls of this process (`kiln serve`: every
+  // trigger's runs), so that a workflow's or job's `concurrency:` holds across them. Null:
+  // groups hold among this call's runs only (`kiln run`).
+  std::shared_ptr<ConcurrencyRegistry> concurrency;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).

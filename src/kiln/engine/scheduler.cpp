@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/engine/concurrency_registry.h"
 #include "kiln/engine/contexts.h"
 #include "kiln/engine/engine.h"
 #include "kiln/engine/gpu_supervisor.h"
@@ -129,7 +130,7 @@ store::JobStatus to_job_status(Conclusion conclusion) {
   return store::JobStatus::failure;
 }
 
-class Scheduler {
+class Scheduler final : private ConcurrencyRegistry::Listener {
  public:
   Scheduler(const RunOptions& options, const RepositoryInfo& repo, const plan::Event& event,
             store::Store& store, RunObserver& observer)
@@ -144,7 +145,11 @@ class Scheduler {
                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     kiln_dir_ = repo.root / ".kiln";
     for (const auto& [name, value] : options.secrets) masker_.add(value);
+    // `kiln serve` shares one registry between its engine calls; `kiln run` has its own.
+    groups_ = options.concurrency ? options.concurrency : std::make_shared<ConcurrencyRegistry>();
+    owner_ = groups_->join(*this);
   }
+  ~Scheduler() override { groups_->leave(owner_); }
 
   Result<RunReport> run(const Selection& selection) {
     for (const auto& [uses, called] : selection.called) {
@@ -261,6 +266,7 @@ class Scheduler {
         cancel_propagated = true;
         cancel_everything("cancelled (interrupt)");
       }
+      take_remote_decisions();
       acquire_workflow_groups();
       bool changed = true;
       while (changed) {
@@ -319,7 +325,7 @@ class Scheduler {
   bool claim(GroupClaim& claim) {
     if (claim.group.empty() || claim.granted) return true;
     if (claim.requested) return false;
-    auto decision = groups_.request(claim.group, claim.id, claim.cancel_in_progress);
+    auto decision = groups_->request(owner_, claim.group, claim.id, claim.cancel_in_progress);
     claim.requested = true;
     claim.granted = decision.start_now;
     for (const auto& id : decision.cancel)
@@ -332,15 +338,50 @@ class Scheduler {
     if (!claim.requested) return;
     claim.requested = false;
     claim.granted = false;
-    auto promoted = groups_.release(claim.group, claim.id);
-    if (!promoted) return;
-    if (auto it = instance_claims_.find(*promoted); it != instance_claims_.end())
+    auto promoted = groups_->release(owner_, claim.group, claim.id);
+    if (promoted) grant(*promoted);
+  }
+
+  // A claim of this scheduler holds its group now.
+  void grant(const std::string& id) {
+    if (auto it = instance_claims_.find(id); it != instance_claims_.end())
       it->second->claim.granted = true;
-    if (auto it = workflow_claims_.find(*promoted); it != workflow_claims_.end())
+    if (auto it = workflow_claims_.find(id); it != workflow_claims_.end())
       it->second->claim.granted = true;
-    if (auto it = scope_claims_.find(*promoted); it != scope_claims_.end())
+    if (auto it = scope_claims_.find(id); it != scope_claims_.end())
       it->second->claim.granted = true;
     changed_.notify_all();
+  }
+
+  // ConcurrencyRegistry::Listener: another engine call of this process (another trigger of
+  // `kiln serve`) released a group this scheduler waits for, or replaced or cancels one of its
+  // claims. Queued here and applied by the loop under mutex_ (take_remote_decisions).
+  void granted(const std::string& id) override {
+    {
+      std::lock_guard lock(remote_mutex_);
+      remote_.push_back({id, ""});
+    }
+    changed_.notify_all();
+  }
+  void cancelled(const std::string& id, const std::string& group) override {
+    {
+      std::lock_guard lock(remote_mutex_);
+      remote_.push_back({id, group});
+    }
+    changed_.notify_all();
+  }
+  void take_remote_decisions() {
+    std::vector<std::pair<std::string, std::string>> decisions;
+    {
+      std::lock_guard lock(remote_mutex_);
+      decisions.swap(remote_);
+    }
+    for (const auto& [id, group] : decisions) {
+      if (group.empty())
+        grant(id);
+      else
+        cancel_claimant(id, fmt::format("cancelled: a newer run in concurrency group '{}'", group));
+    }
   }
 
   void cancel_claimant(const std::string& id, const std::string& reason) {
@@ -1013,7 +1054,10 @@ class Scheduler {
   std::vector<std::unique_ptr<WorkflowState>> workflows_;
   int running_ = 0;
   int finished_count_ = 0;
-  plan::ConcurrencyGroups groups_;
+  std::shared_ptr<ConcurrencyRegistry> groups_;
+  int owner_ = 0;
+  std::mutex remote_mutex_;  // guards remote_ only; never held while calling groups_
+  std::vector<std::pair<std::string, std::string>> remote_;  // (id, "" granted / group cancelled)
   GpuSupervisor gpus_;  // inventory, leases and health, from the first job that asks for GPUs
   gpu::Inventory pass_inventory_;            // the latest snapshot's GPUs
   std::unique_ptr<gpu::Topology> topology_;  // over pass_inventory_

@@ -8,6 +8,7 @@
 
 #include "kiln/core/subprocess.h"
 #include "kiln/exec/process_tracker.h"
+#include "kiln/server/recovery.h"
 #include "kiln/server/status_client.h"
 #include "kiln/server/webhook.h"
 
@@ -17,6 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 using store::Trigger;
 using store::TriggerStatus;
+
+// serve.on_restart: requeue gives up on a trigger with this many interrupted runs.
+constexpr int k_max_interrupted_runs = 3;
 
 Result<std::string> git(const fs::path& cwd, std::vector<std::string> args) {
   args.insert(args.begin(), "git");
@@ -112,11 +116,32 @@ Status RunQueue::start() {
   (void)interrupted;
   KILN_TRY(auto left_running, store_.list_triggers(TriggerStatus::running, 0));
   for (auto& trigger : left_running) {
-    trigger.status = TriggerStatus::failed;
-    trigger.message = "the server stopped while it ran";
+    // A trigger whose runs keep dying with the server (a job that takes the host down) is not
+    // requeued for ever.
+    int interrupted_runs = 0;
+    if (trigger.run_ids.is_array())
+      for (const auto& id : trigger.run_ids)
+        if (id.is_number_integer())
+          if (auto run = store_.get_run(id.get<std::int64_t>());
+              run && run->status == store::RunStatus::interrupted)
+            ++interrupted_runs;
+    const bool too_often = interrupted_runs >= k_max_interrupted_runs;
+    const bool requeue = settings_.serve.on_restart == config::OnRestart::requeue && !too_often;
+    trigger.status = requeue ? TriggerStatus::queued : TriggerStatus::failed;
+    trigger.message =
+        requeue     ? "requeued: the server stopped while it ran"
+        : too_often ? fmt::format("the server stopped while it ran; {} runs were interrupted, "
+                                  "so it is not requeued again",
+                                  interrupted_runs)
+                    : "the server stopped while it ran";
     trigger.updated_at = 0;
     KILN_TRY_VOID(store_.update_trigger(trigger));
+    spdlog::info("trigger {}: left running by a server that stopped: {}", trigger.id,
+                 requeue ? "requeued" : "failed");
   }
+  // The dead server's job processes were killed by its watchdog; its GPU leases and
+  // containers are reclaimed here, before anything runs again.
+  reclaim_dead_owners(settings_.base, !left_running.empty(), settings_.base.container_engine);
   KILN_TRY(auto queued, store_.list_triggers(TriggerStatus::queued, 0));
   {
     std::lock_guard lock(mutex_);
@@ -284,6 +309,13 @@ void RunQueue::execute(std::int64_t trigger_id) {
   options.repository = *checkout;
   options.event_name = trigger.event;
   options.event_file = event_file;
+  // A workflow_dispatch names the one workflow file it runs.
+  if (trigger.event == "workflow_dispatch" && trigger.payload.is_object()) {
+    auto workflow = trigger.payload.find("workflow");
+    if (workflow != trigger.payload.end() && workflow->is_string())
+      options.workflows = *checkout / workflow->get<std::string>();
+  }
+  options.concurrency = settings_.concurrency;
   // Under the server's prefix, so that its watchdog finds the jobs if the server dies.
   options.job_token_prefix =
       settings_.base.job_token_prefix.empty()

@@ -20,6 +20,7 @@
 
 #include "kiln/config/host_config.h"
 #include "kiln/core/result.h"
+#include "kiln/engine/concurrency_registry.h"
 #include "kiln/engine/engine.h"
 #include "kiln/store/store.h"
 
@@ -32,6 +33,9 @@ struct QueueSettings {
   engine::RunOptions base;  // repository, event and cancel are set per trigger
   std::filesystem::path work_dir;
   std::string public_url;  // links in commit statuses
+  // Concurrency groups shared by every run of the server, so that a group holds across
+  // triggers (engine/concurrency_registry.h).
+  std::shared_ptr<engine::ConcurrencyRegistry> concurrency;
 };
 
 class RunQueue {
@@ -40,8 +44,9 @@ class RunQueue {
   ~RunQueue();  // stops and joins the workers (cancel_all first to hurry them)
 
   // Starts the workers and takes back the triggers left `queued` by an earlier server; those
-  // left `running` by a server that died are marked failed (their runs are `interrupted` by
-  // Store::mark_interrupted).
+  // left `running` by a server that died are queued again (serve.on_restart: requeue, new runs
+  // are made) or marked failed (on_restart: fail, or a trigger with 3 interrupted runs). Their
+  // old runs stay `interrupted` (Store::mark_interrupted).
   Status start();
   // Queues a trigger already stored with status queued.
   void enqueue(std::int64_t trigger_id);

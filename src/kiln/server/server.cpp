@@ -14,8 +14,10 @@
 #include "kiln/engine/gpu_supervisor.h"
 #include "kiln/server/api_json.h"
 #include "kiln/server/dashboard.h"
+#include "kiln/server/poller.h"
 #include "kiln/server/run_queue.h"
 #include "kiln/server/signature.h"
+#include "kiln/server/tls.h"
 #include "kiln/server/webhook.h"
 #include "kiln/store/sqlite_store.h"
 
@@ -65,14 +67,19 @@ std::string header(const Request& req, std::initializer_list<const char*> names)
 
 class Service {
  public:
-  Service(const ServeOptions& options, std::unique_ptr<store::Store> store, QueueSettings settings)
+  Service(const ServeOptions& options, std::unique_ptr<store::Store> store, QueueSettings settings,
+          std::unique_ptr<httplib::Server> http)
       : options_(options),
         serve_(options.config.serve),
         store_(std::move(store)),
-        queue_(std::move(settings), *store_) {}
+        queue_(std::move(settings), *store_),
+        poller_(serve_, *store_, [this](std::int64_t id) { queue_.enqueue(id); }),
+        http_owner_(std::move(http)),
+        http_(*http_owner_) {}
 
   Status run(const std::atomic<bool>& stop) {
     KILN_TRY_VOID(queue_.start());
+    poller_.start();
     routes();
     http_.set_payload_max_length(k_max_body);
     int port = serve_.listen_port;
@@ -86,7 +93,8 @@ class Service {
       return fail(ErrorCode::io_error, "cannot listen on {}:{}", serve_.listen_host,
                   serve_.listen_port);
     std::thread listener([this] { http_.listen_after_bind(); });
-    spdlog::info("kiln serve: listening on http://{}:{}", serve_.listen_host, port);
+    spdlog::info("kiln serve: listening on {}://{}:{}", serve_.tls ? "https" : "http",
+                 serve_.listen_host, port);
     if (!options_.port_file.empty()) {
       std::ofstream out(options_.port_file + ".tmp");
       out << port << "\n";
@@ -97,6 +105,7 @@ class Service {
 
     spdlog::info("kiln serve: shutting down; {} run(s) in progress", queue_.running());
     draining_ = true;
+    poller_.stop();
     queue_.stop_taking();
     if (!queue_.wait_idle(std::chrono::steady_clock::now() + serve_.shutdown_grace)) {
       spdlog::warn("kiln serve: shutdown grace over; cancelling {} run(s)", queue_.running());
@@ -250,6 +259,10 @@ class Service {
     auto event = parse_webhook(event_name, req.body);
     if (!event) return reply_error(res, 400, event.error().message);
     if (!event->ignored.empty()) return reply(res, 202, {{"ignored", event->ignored}});
+    if (event->event == "workflow_dispatch")
+      if (auto resolved = resolve_dispatch_commit(*event, *repository); !resolved)
+        return reply_error(res, resolved.error().code == ErrorCode::not_found ? 422 : 502,
+                           resolved.error().message);
     auto created = store_->create_trigger(make_trigger(*event, delivery, serve_, *repository));
     if (!created) return reply_error(res, 500, created.error().message);
     if (!created->has_value()) {
@@ -345,7 +358,9 @@ class Service {
   const config::ServeConfig& serve_;
   std::unique_ptr<store::Store> store_;
   RunQueue queue_;
-  httplib::Server http_;
+  Poller poller_;
+  std::unique_ptr<httplib::Server> http_owner_;  // an SSLServer with serve.tls
+  httplib::Server& http_;
   std::atomic<bool> draining_{false};
 };
 
@@ -363,6 +378,8 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
   settings.base = options.base;
   settings.work_dir = serve_config.work_dir.value_or(base / "kiln-work");
   settings.public_url = serve_config.public_url;
+  settings.concurrency = std::make_shared<engine::ConcurrencyRegistry>();
+  KILN_TRY(auto http, make_http_server(serve_config));
   const fs::path store_path = serve_config.store.value_or(base / "kiln.db");
   KILN_TRY(auto store, store::open_sqlite_store(store_path));
   std::error_code ec;
@@ -373,8 +390,9 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
   settings.work_dir = fs::absolute(settings.work_dir);
   if (settings.public_url.empty())
     settings.public_url =
-        fmt::format("http://{}:{}", serve_config.listen_host, serve_config.listen_port);
-  Service service(options, std::move(store), std::move(settings));
+        fmt::format("{}://{}:{}", serve_config.tls ? "https" : "http", serve_config.listen_host,
+                    serve_config.listen_port);
+  Service service(options, std::move(store), std::move(settings), std::move(http));
   return service.run(stop);
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kiln/server/poller.h"
+
 namespace kiln::server {
 namespace {
 
@@ -26,6 +28,42 @@ bool is_sha(std::string_view text) {
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// workflow_dispatch: {"ref", "inputs", "workflow", "repository", "sender"}. The payload names no
+// commit: the server resolves the ref (resolve_dispatch_commit). Input values that are not
+// strings (a forge may send a boolean input as true) are turned into their text, as GitHub
+// shows every input of github.event.inputs as a string.
+Result<WebhookEvent> parse_dispatch(WebhookEvent event) {
+  json& payload = event.payload;
+  event.ref = text_at(payload, {"ref"});
+  event.author = event.sender;
+  if (event.repository.empty() || event.ref.empty())
+    return fail(ErrorCode::invalid_input,
+                "workflow_dispatch event without repository.full_name or ref");
+  if (!event.ref.starts_with("refs/")) event.ref = "refs/heads/" + event.ref;
+  payload["ref"] = event.ref;
+  if (auto inputs = payload.find("inputs"); inputs != payload.end() && !inputs->is_null()) {
+    if (!inputs->is_object())
+      return fail(ErrorCode::invalid_input, "workflow_dispatch: 'inputs' is not an object");
+    for (auto& [key, value] : inputs->items()) {
+      if (value.is_string()) continue;
+      if (value.is_object() || value.is_array())
+        return fail(ErrorCode::invalid_input, "workflow_dispatch: input '{}' is not a value",
+                    key);
+      value = value.is_null() ? std::string() : value.dump();
+    }
+  }
+  if (auto workflow = payload.find("workflow"); workflow != payload.end()) {
+    // GitHub names the dispatched file (.github/workflows/ci.yml); only such a path may reach
+    // the checkout.
+    const std::string path = workflow->is_string() ? workflow->get<std::string>() : "";
+    if (!path.starts_with(".github/workflows/") || path.find("..") != std::string::npos ||
+        path.find('\\') != std::string::npos)
+      return fail(ErrorCode::invalid_input,
+                  "workflow_dispatch: 'workflow' must be a file under .github/workflows/");
+  }
+  return event;
 }
 
 }  // namespace
@@ -72,8 +110,18 @@ Result<WebhookEvent> parse_webhook(std::string_view event_name, std::string_view
       event.ignored = fmt::format("pull_request action '{}' starts nothing", action);
     return event;
   }
+  if (event_name == "workflow_dispatch") return parse_dispatch(std::move(event));
   event.ignored = fmt::format("event '{}' starts nothing", event_name);
   return event;
+}
+
+Status resolve_dispatch_commit(WebhookEvent& event, const config::ServeRepository& repository) {
+  KILN_TRY(auto heads, ls_remote(repository.clone_url, {event.ref}));
+  auto found = heads.find(event.ref);
+  if (found == heads.end())
+    return fail(ErrorCode::not_found, "{} has no ref {}", repository.name, event.ref);
+  event.sha = found->second;
+  return {};
 }
 
 const config::ServeRepository* find_repository(const config::ServeConfig& config,

@@ -15,10 +15,10 @@
 namespace kiln::server {
 
 struct WebhookEvent {
-  std::string event;       // push, pull_request (X-GitHub-Event)
+  std::string event;       // push, pull_request, workflow_dispatch (X-GitHub-Event)
   std::string repository;  // repository.full_name: owner/name
   std::string ref;         // push: refs/heads/main; pull_request: refs/pull/N/head
-  std::string sha;         // the commit to run
+  std::string sha;         // the commit to run; workflow_dispatch: "" until resolved
   std::string sender;      // sender.login
   bool from_fork = false;  // pull_request: the head lives in another repository
   std::string author;      // pull_request: pull_request.user.login; push: sender
@@ -28,9 +28,14 @@ struct WebhookEvent {
   nlohmann::json payload;  // the whole body, for github.event
 };
 
-// Reads the payload of an event named by X-GitHub-Event. Malformed JSON or a push/pull_request
-// without the fields kiln needs is invalid_input (answered with 400).
+// Reads the payload of an event named by X-GitHub-Event. Malformed JSON or a push/pull_request/
+// workflow_dispatch without the fields kiln needs is invalid_input (answered with 400). A
+// workflow_dispatch's ref is made a full ref (main -> refs/heads/main) and its inputs strings.
 Result<WebhookEvent> parse_webhook(std::string_view event_name, std::string_view body);
+
+// workflow_dispatch names a ref, not a commit: sets event.sha to the ref's commit on the
+// repository's clone_url now (git ls-remote). not_found when the remote has no such ref.
+Status resolve_dispatch_commit(WebhookEvent& event, const config::ServeRepository& repository);
 
 // The configured repository the event is for; nullptr when none is configured.
 const config::ServeRepository* find_repository(const config::ServeConfig& config,

@@ -120,5 +120,49 @@ TEST(Webhook, TrustedAuthorsAndSameRepositoryPullRequestsRunAtOnce) {
   }
 }
 
+TEST(Webhook, WorkflowDispatchTakesRefAndInputs) {
+  auto event = parse_webhook(
+      "workflow_dispatch",
+      json{{"ref", "main"},
+           {"workflow", ".github/workflows/deploy.yml"},
+           {"inputs", {{"target", "gpu-7"}, {"dry", true}, {"count", 3}, {"note", nullptr}}},
+           {"repository", {{"full_name", "acme/widgets"}}},
+           {"sender", {{"login", "carol"}}}}
+          .dump());
+  ASSERT_TRUE(event) << event.error().message;
+  EXPECT_EQ(event->event, "workflow_dispatch");
+  EXPECT_EQ(event->ref, "refs/heads/main");
+  EXPECT_EQ(event->sha, "");
+  EXPECT_EQ(event->ignored, "");
+  EXPECT_EQ(event->payload["ref"], "refs/heads/main");
+  EXPECT_EQ(event->payload["inputs"]["target"], "gpu-7");
+  EXPECT_EQ(event->payload["inputs"]["dry"], "true");
+  EXPECT_EQ(event->payload["inputs"]["count"], "3");
+  EXPECT_EQ(event->payload["inputs"]["note"], "");
+  auto config = serve_config();
+  auto trigger = make_trigger(*event, "d", config, config.repositories[0]);
+  EXPECT_EQ(trigger.status, store::TriggerStatus::queued);
+  EXPECT_EQ(trigger.event, "workflow_dispatch");
+}
+
+TEST(Webhook, MalformedWorkflowDispatchIsRefused) {
+  const json base = {{"ref", "refs/heads/main"}, {"repository", {{"full_name", "acme/widgets"}}}};
+  auto without_ref = base;
+  without_ref.erase("ref");
+  auto bad_inputs = base;
+  bad_inputs["inputs"] = json::array({"a"});
+  auto nested_input = base;
+  nested_input["inputs"] = {{"a", {{"b", 1}}}};
+  auto escaping = base;
+  escaping["workflow"] = ".github/workflows/../../etc/passwd";
+  auto elsewhere = base;
+  elsewhere["workflow"] = "/etc/passwd";
+  for (const auto& body : {without_ref, bad_inputs, nested_input, escaping, elsewhere}) {
+    auto event = parse_webhook("workflow_dispatch", body.dump());
+    ASSERT_FALSE(event) << body.dump();
+    EXPECT_EQ(event.error().code, ErrorCode::invalid_input) << body.dump();
+  }
+}
+
 }  // namespace
 }  // namespace kiln::server

@@ -201,8 +201,20 @@ CREATE UNIQUE INDEX triggers_by_delivery ON triggers (delivery) WHERE delivery I
 CREATE INDEX triggers_by_status ON triggers (status, id);
 )sql";
 
-constexpr std::array<std::string_view, 5> k_migrations = {
-    k_v1_core, k_v2_gpus, k_v3_benchmarks, k_v4_test_cases, k_v5_triggers};
+// Version 6: the last commit `kiln serve` saw on each polled branch (serve.repositories.*.poll),
+// so that a restart neither misses the commits pushed meanwhile nor triggers old ones.
+constexpr std::string_view k_v6_poll_heads = R"sql(
+CREATE TABLE poll_heads (
+  repository TEXT NOT NULL,
+  ref TEXT NOT NULL,
+  sha TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (repository, ref)
+);
+)sql";
+
+constexpr std::array<std::string_view, 6> k_migrations = {
+    k_v1_core, k_v2_gpus, k_v3_benchmarks, k_v4_test_cases, k_v5_triggers, k_v6_poll_heads};
 
 }  // namespace
 

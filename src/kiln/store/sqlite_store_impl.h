@@ -67,6 +67,10 @@ class SqliteStore final : public Store {
   Result<Trigger> get_trigger(std::int64_t trigger_id) override;
   Result<std::vector<Trigger>> list_triggers(std::optional<TriggerStatus> status,
                                              int limit) override;
+  Result<std::optional<std::string>> get_poll_head(std::string_view repository,
+                                                   std::string_view ref) override;
+  Status set_poll_head(std::string_view repository, std::string_view ref,
+                       std::string_view sha) override;
 
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with

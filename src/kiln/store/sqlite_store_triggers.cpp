@@ -122,4 +122,33 @@ Result<std::vector<Trigger>> SqliteStore::list_triggers(std::optional<TriggerSta
   return triggers;
 }
 
+Result<std::optional<std::string>> SqliteStore::get_poll_head(std::string_view repository,
+                                                               std::string_view ref) {
+  static constexpr std::string_view k_sql =
+      "SELECT sha FROM poll_heads WHERE repository = ?1 AND ref = ?2";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  use->bind(1, repository).bind(2, ref);
+  KILN_TRY(bool has_row, use->step());
+  if (!has_row) return std::optional<std::string>{};
+  return std::optional<std::string>{use->text(0)};
+}
+
+Status SqliteStore::set_poll_head(std::string_view repository, std::string_view ref,
+                                  std::string_view sha) {
+  static constexpr std::string_view k_sql =
+      "INSERT INTO poll_heads (repository, ref, sha, updated_at) VALUES (?1, ?2, ?3, ?4) "
+      "ON CONFLICT (repository, ref) DO UPDATE SET sha = excluded.sha, "
+      "updated_at = excluded.updated_at";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  use->bind(1, repository)
+      .bind(2, ref)
+      .bind(3, sha)
+      .bind(4, now_ms());
+  return use->run();
+}
+
 }  // namespace kiln::store

@@ -100,3 +100,36 @@ TEST_F(TriggerStoreTest, UpdateAndListByStatus) {
 
 }  // namespace
 }  // namespace kiln::store
+
+namespace kiln::store {
+namespace {
+
+class PollHeadStoreTest : public testing::TempDirTest {};
+
+TEST_F(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
+  const std::string a(40, 'a'), b(40, 'b');
+  {
+    auto store = open_sqlite_store(db_path());
+    ASSERT_TRUE(store) << store.error().message;
+    auto none = (*store)->get_poll_head("acme/widgets", "refs/heads/main");
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_FALSE(none->has_value());
+    ASSERT_TRUE((*store)->set_poll_head("acme/widgets", "refs/heads/main", a));
+    ASSERT_TRUE((*store)->set_poll_head("acme/widgets", "refs/heads/main", b));
+    ASSERT_TRUE((*store)->set_poll_head("acme/widgets", "refs/heads/dev", a));
+  }
+  auto store = open_sqlite_store(db_path());
+  ASSERT_TRUE(store) << store.error().message;
+  auto main = (*store)->get_poll_head("acme/widgets", "refs/heads/main");
+  ASSERT_TRUE(main && main->has_value());
+  EXPECT_EQ(**main, b);
+  auto dev = (*store)->get_poll_head("acme/widgets", "refs/heads/dev");
+  ASSERT_TRUE(dev && dev->has_value());
+  EXPECT_EQ(**dev, a);
+  auto other = (*store)->get_poll_head("acme/gadgets", "refs/heads/main");
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(other->has_value());
+}
+
+}  // namespace
+}  // namespace kiln::store

@@ -123,6 +123,13 @@ class Store {
   // Newest first; `status` filters when set; limit 0: all.
   virtual Result<std::vector<Trigger>> list_triggers(std::optional<TriggerStatus> status,
                                                      int limit) = 0;
+
+  // Polled branches of `kiln serve` (schema version 6): the commit last seen on `ref` of the
+  // configured repository, nothing when the branch was never seen. set_poll_head replaces it.
+  virtual Result<std::optional<std::string>> get_poll_head(std::string_view repository,
+                                                           std::string_view ref) = 0;
+  virtual Status set_poll_head(std::string_view repository, std::string_view ref,
+                               std::string_view sha) = 0;
 };
 
 }  // namespace kiln::store
