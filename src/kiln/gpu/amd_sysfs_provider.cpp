@@ -1,6 +1,7 @@
 #include "kiln/gpu/amd_sysfs_provider.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -9,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "kiln/gpu/amd_fdinfo.h"
 #include "kiln/gpu/deadline.h"
 #include "kiln/gpu/telemetry.h"
 
@@ -340,7 +342,8 @@ std::optional<std::uint32_t> current_dpm_mhz(const fs::path& path) {
 // One card's telemetry files, found once.
 struct AmdSampleFiles {
   fs::path device;
-  fs::path hwmon;  // empty: none
+  fs::path hwmon;    // empty: none
+  std::string slot;  // PCI address, lower case: the key of its processes (amd_fdinfo.h)
 };
 
 class AmdSysfsSampler : public GpuSampler {
@@ -352,7 +355,8 @@ class AmdSysfsSampler : public GpuSampler {
     if (!files_) {
       std::vector<AmdSampleFiles> files;
       for (const auto& card : amd_cards(root_)) {
-        AmdSampleFiles f{card.device, {}};
+        AmdSampleFiles f{card.device, {}, {}};
+        for (char c : card.slot) f.slot += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         std::error_code ec;
         for (const auto& entry : fs::directory_iterator(card.device / "hwmon", ec)) {
           f.hwmon = entry.path();  // amdgpu registers one hwmon device per card
@@ -363,8 +367,10 @@ class AmdSysfsSampler : public GpuSampler {
       files_ = std::make_shared<const std::vector<AmdSampleFiles>>(std::move(files));
     }
     return call_with_deadline<std::vector<GpuSample>>(
-        [files = files_, indices]() -> Result<std::vector<GpuSample>> {
+        [files = files_, indices, root = root_]() -> Result<std::vector<GpuSample>> {
           std::vector<GpuSample> samples;
+          // The processes' VRAM from /proc/PID/fdinfo, once for all the GPUs of this sample.
+          auto processes = read_amdgpu_process_memory(root);
           for (int index : indices) {
             if (index < 0 || static_cast<std::size_t>(index) >= files->size())
               return fail(ErrorCode::not_found, "amdgpu sysfs: no GPU {}", index);
@@ -388,6 +394,7 @@ class AmdSysfsSampler : public GpuSampler {
               if (!uw) uw = read_number<std::uint64_t>(f.hwmon / "power1_input");
               if (uw) s.power_w = static_cast<double>(*uw) / 1e6;  // microwatts
             }
+            if (auto it = processes.find(f.slot); it != processes.end()) s.processes = it->second;
             samples.push_back(std::move(s));
           }
           return samples;
