@@ -49,7 +49,9 @@ std::vector<gpu::GpuSample> random_samples(std::mt19937& rng, int gpus, int per_
 
 void expect_same(const std::optional<double>& a, const std::optional<double>& b) {
   ASSERT_EQ(a.has_value(), b.has_value());
-  if (a) EXPECT_NEAR(*a, *b, 1e-6 * std::max(1.0, std::fabs(*b)));
+  if (a) {
+    EXPECT_NEAR(*a, *b, 1e-6 * std::max(1.0, std::fabs(*b)));
+  }
 }
 
 TEST(GpuSummaryAccumulator, GivesSummarizesNumbersOnRandomSamples) {
