@@ -92,4 +92,14 @@ void BM_AmdgpuProcessScanHostProc(benchmark::State& state) {
 }
 BENCHMARK(BM_AmdgpuProcessScanHostProc)->Unit(benchmark::kMicrosecond);
 
+// What the amdgpu sampler pays per sample between two walks (AmdgpuProcessScanner, rescan 5 s):
+// the DRM fds the last walk found are re-read, nothing else.
+void BM_AmdgpuProcessScannerBetweenWalks(benchmark::State& state) {
+  kiln::gpu::AmdgpuProcessScanner scanner(fs::path(KILN_SOURCE_DIR) / "tests/data/gpu/amd-mi250",
+                                          std::chrono::hours(1));
+  (void)scanner.read();  // the walk
+  for (auto _ : state) benchmark::DoNotOptimize(scanner.read());
+}
+BENCHMARK(BM_AmdgpuProcessScannerBetweenWalks)->Unit(benchmark::kMicrosecond);
+
 }  // namespace

@@ -86,10 +86,11 @@ std::optional<DrmClient> parse_drm_fdinfo(std::string_view text) {
   return client;
 }
 
-std::map<std::string, std::vector<GpuProcess>> read_amdgpu_process_memory(const fs::path& root) {
-  // (pdev, pid) → bytes; clients already counted, so that dup()ed fds count once.
-  std::map<std::pair<std::string, int>, std::uint64_t> bytes;
-  std::set<std::tuple<std::string, int, std::uint64_t>> seen;
+namespace {
+
+// The DRM fds of every process under <root>/proc: files that link to /dev/dri/.
+template <class Visit>
+void walk_drm_fds(const fs::path& root, Visit visit) {
   std::error_code ec;
   for (const auto& process : fs::directory_iterator(root / "proc", ec)) {
     auto pid = parse_uint(process.path().filename().string());
@@ -99,21 +100,61 @@ std::map<std::string, std::vector<GpuProcess>> read_amdgpu_process_memory(const 
       std::error_code link_ec;
       auto target = fs::read_symlink(fd.path(), link_ec);
       if (link_ec || !target.string().starts_with("/dev/dri/")) continue;
-      auto text = read_file(process.path() / "fdinfo" / fd.path().filename());
-      if (!text) continue;  // the process or the fd is gone
-      auto client = parse_drm_fdinfo(*text);
-      if (!client || client->driver != "amdgpu" || client->pdev.empty() || !client->vram_bytes)
-        continue;
-      int p = static_cast<int>(*pid);
-      if (client->client_id && !seen.emplace(client->pdev, p, *client->client_id).second) continue;
-      auto& sum = bytes[{client->pdev, p}];
-      sum = *client->vram_bytes > UINT64_MAX - sum ? UINT64_MAX : sum + *client->vram_bytes;
+      visit(static_cast<int>(*pid), process.path() / "fdinfo" / fd.path().filename());
     }
   }
-  std::map<std::string, std::vector<GpuProcess>> out;
-  for (const auto& [key, sum] : bytes)  // pid order within each device: the map's order
-    out[key.first].push_back({key.second, sum >> 20});
-  return out;
+}
+
+// Adds up the VRAM of amdgpu clients, each (device, pid, client) once.
+class VramTally {
+ public:
+  // Whether the file described an amdgpu client (its memory is counted).
+  bool add(int pid, const fs::path& fdinfo) {
+    auto text = read_file(fdinfo);
+    if (!text) return false;  // the process or the fd is gone
+    auto client = parse_drm_fdinfo(*text);
+    if (!client || client->driver != "amdgpu" || client->pdev.empty()) return false;
+    if (!client->vram_bytes) return true;
+    if (client->client_id && !seen_.emplace(client->pdev, pid, *client->client_id).second)
+      return true;
+    auto& sum = bytes_[{client->pdev, pid}];
+    sum = *client->vram_bytes > UINT64_MAX - sum ? UINT64_MAX : sum + *client->vram_bytes;
+    return true;
+  }
+  std::map<std::string, std::vector<GpuProcess>> result() const {
+    std::map<std::string, std::vector<GpuProcess>> out;
+    for (const auto& [key, sum] : bytes_)  // pid order within each device: the map's order
+      out[key.first].push_back({key.second, sum >> 20});
+    return out;
+  }
+
+ private:
+  std::map<std::pair<std::string, int>, std::uint64_t> bytes_;
+  std::set<std::tuple<std::string, int, std::uint64_t>> seen_;  // dup()ed fds count once
+};
+
+}  // namespace
+
+std::map<std::string, std::vector<GpuProcess>> read_amdgpu_process_memory(const fs::path& root) {
+  VramTally tally;
+  walk_drm_fds(root, [&](int pid, const fs::path& fdinfo) { (void)tally.add(pid, fdinfo); });
+  return tally.result();
+}
+
+std::map<std::string, std::vector<GpuProcess>> AmdgpuProcessScanner::read() {
+  std::lock_guard lock(mutex_);
+  auto now = std::chrono::steady_clock::now();
+  VramTally tally;
+  if (!last_walk_ || now - *last_walk_ >= rescan_) {
+    last_walk_ = now;
+    known_.clear();
+    walk_drm_fds(root_, [&](int pid, const fs::path& fdinfo) {
+      if (tally.add(pid, fdinfo)) known_.push_back({pid, fdinfo});
+    });
+  } else {
+    for (const auto& fd : known_) (void)tally.add(fd.pid, fd.fdinfo);
+  }
+  return tally.result();
 }
 
 }  // namespace kiln::gpu

@@ -16,9 +16,11 @@
 // and a fixture tree in tests (tests/data/gpu/amd-mi250/proc, make_amd_fixtures.py). Only the
 // processes whose fds the caller may read count: Kiln's jobs run as Kiln's user.
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,5 +46,29 @@ std::optional<DrmClient> parse_drm_fdinfo(std::string_view text);
 // GPU's PCI address (lower case, "0000:03:00.0"), processes in pid order, MiB rounded down.
 std::map<std::string, std::vector<GpuProcess>> read_amdgpu_process_memory(
     const std::filesystem::path& root);
+
+// The same, for a sampler called many times: the walk of every process's fds costs milliseconds
+// on a busy host (docs/performance.md), so it is done at most every `rescan` (and on the first
+// call); in between only the fdinfo files of the DRM fds the last walk found are re-read, so
+// their memory is current and a process that exits drops out at once, while a process that
+// opens a GPU is seen within `rescan`. Thread-safe (a sample that outlived its deadline may
+// still be reading when the next one starts).
+class AmdgpuProcessScanner {
+ public:
+  AmdgpuProcessScanner(std::filesystem::path root, std::chrono::milliseconds rescan)
+      : root_(std::move(root)), rescan_(rescan) {}
+  std::map<std::string, std::vector<GpuProcess>> read();
+
+ private:
+  struct DrmFd {
+    int pid = 0;
+    std::filesystem::path fdinfo;
+  };
+  std::mutex mutex_;
+  std::filesystem::path root_;
+  std::chrono::milliseconds rescan_;
+  std::optional<std::chrono::steady_clock::time_point> last_walk_;
+  std::vector<DrmFd> known_;  // the DRM fds of the last walk
+};
 
 }  // namespace kiln::gpu

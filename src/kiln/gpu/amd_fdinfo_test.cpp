@@ -1,10 +1,14 @@
 // Per-process VRAM of amdgpu from /proc/PID/fdinfo: the parser on the kernel's formats (old and
 // new keys, units, junk), the /proc walk over the fixture tree (dup()ed fds once, other drivers
-// and non-DRM files ignored), and the amdgpu sampler reporting the processes per GPU.
+// and non-DRM files ignored), the scanner that walks /proc only every few seconds, and the amdgpu
+// sampler reporting the processes per GPU.
 
 #include "kiln/gpu/amd_fdinfo.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
 
 #include "kiln/gpu/telemetry.h"
 
@@ -73,6 +77,48 @@ TEST(AmdgpuProcessMemory, TheSamplerGivesEachGpuItsProcesses) {
   EXPECT_TRUE((*samples)[1].processes.empty());
   EXPECT_EQ((*samples)[2].processes, (std::vector<GpuProcess>{{4242, 512}}));
   EXPECT_TRUE((*samples)[3].processes.empty());
+}
+
+// A /proc tree in a temporary directory that a test changes between reads.
+class ScannerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "kiln-fdinfo-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(root_);
+  }
+  void client(int pid, int fd, std::uint64_t kib) {
+    fs::path process = root_ / "proc" / std::to_string(pid);
+    fs::create_directories(process / "fd");
+    fs::create_directories(process / "fdinfo");
+    std::error_code ec;
+    fs::create_symlink("/dev/dri/renderD128", process / "fd" / std::to_string(fd), ec);
+    std::ofstream(process / "fdinfo" / std::to_string(fd))
+        << "pos:\t0\ndrm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t" << pid
+        << "\ndrm-memory-vram:\t" << kib << " KiB\n";
+  }
+  std::vector<GpuProcess> on_gpu(AmdgpuProcessScanner& scanner) {
+    auto memory = scanner.read();
+    return memory["0000:03:00.0"];
+  }
+  fs::path root_;
+};
+
+TEST_F(ScannerTest, ReReadsKnownClientsAndWalksAgainOnlyAfterTheInterval) {
+  client(100, 3, 1024);
+  AmdgpuProcessScanner scanner(root_, std::chrono::hours(1));
+  EXPECT_EQ(on_gpu(scanner), (std::vector<GpuProcess>{{100, 1}}));
+  client(100, 3, 4096);  // the known client's memory changes: seen at once
+  client(200, 5, 2048);  // a new client: not until the next walk
+  EXPECT_EQ(on_gpu(scanner), (std::vector<GpuProcess>{{100, 4}}));
+  fs::remove_all(root_ / "proc" / "100");  // an exited process drops out at once
+  EXPECT_TRUE(on_gpu(scanner).empty());
+
+  AmdgpuProcessScanner walking(root_, std::chrono::milliseconds(0));
+  EXPECT_EQ(on_gpu(walking), (std::vector<GpuProcess>{{200, 2}})) << "a walk finds the new one";
 }
 
 }  // namespace

@@ -348,7 +348,9 @@ struct AmdSampleFiles {
 
 class AmdSysfsSampler : public GpuSampler {
  public:
-  explicit AmdSysfsSampler(fs::path root) : root_(std::move(root)) {}
+  explicit AmdSysfsSampler(fs::path root)
+      : root_(std::move(root)),
+        scanner_(std::make_shared<AmdgpuProcessScanner>(root_, k_process_rescan)) {}
 
   Result<std::vector<GpuSample>> sample(const std::vector<int>& indices,
                                         std::chrono::milliseconds deadline) override {
@@ -367,10 +369,10 @@ class AmdSysfsSampler : public GpuSampler {
       files_ = std::make_shared<const std::vector<AmdSampleFiles>>(std::move(files));
     }
     return call_with_deadline<std::vector<GpuSample>>(
-        [files = files_, indices, root = root_]() -> Result<std::vector<GpuSample>> {
+        [files = files_, indices, scanner = scanner_]() -> Result<std::vector<GpuSample>> {
           std::vector<GpuSample> samples;
           // The processes' VRAM from /proc/PID/fdinfo, once for all the GPUs of this sample.
-          auto processes = read_amdgpu_process_memory(root);
+          auto processes = scanner->read();
           for (int index : indices) {
             if (index < 0 || static_cast<std::size_t>(index) >= files->size())
               return fail(ErrorCode::not_found, "amdgpu sysfs: no GPU {}", index);
@@ -403,8 +405,11 @@ class AmdSysfsSampler : public GpuSampler {
   }
 
  private:
+  // How often the sampler walks every process's fds for new GPU clients (amd_fdinfo.h).
+  static constexpr std::chrono::milliseconds k_process_rescan{5000};
   fs::path root_;
   std::shared_ptr<const std::vector<AmdSampleFiles>> files_;
+  std::shared_ptr<AmdgpuProcessScanner> scanner_;
 };
 
 }  // namespace
