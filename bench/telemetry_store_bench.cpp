@@ -70,9 +70,9 @@ void BM_WriterAdd(benchmark::State& state) {
     }
   }
   (void)writer.flush();
-  state.counters["per_gpu_sample"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * gpus,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["per_gpu_sample"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * gpus,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   fs::remove_all(dir);
 }
 BENCHMARK(BM_WriterAdd)->Arg(1)->Arg(8)->Unit(benchmark::kMicrosecond);

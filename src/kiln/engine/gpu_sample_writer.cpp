@@ -50,14 +50,14 @@ Status GpuSampleWriter::add(const gpu::GpuSample& sample,
   PerGpu& gpu = gpus_[sample.index];
   auto record = to_record(sample, job_processes);
   // The window keeps its sample with the most memory, the later one on a tie.
-  if (!gpu.best || record.memory_used_mib >= gpu.best->memory_used_mib) gpu.best = std::move(record);
+  if (!gpu.best || record.memory_used_mib >= gpu.best->memory_used_mib)
+    gpu.best = std::move(record);
   if (++gpu.in_window < gpu.stride) return {};
   gpu.in_window = 0;
   auto best = std::move(*gpu.best);
   gpu.best.reset();
   push(gpu, std::move(best));
-  if (gpu.stored.size() + gpu.pending >= options_.max_rows_per_gpu)
-    KILN_TRY_VOID(thin(gpu));
+  if (gpu.stored.size() + gpu.pending >= options_.max_rows_per_gpu) KILN_TRY_VOID(thin(gpu));
   if (!pending_.empty() &&
       sample.time_ms - pending_.front().time >= options_.flush_interval.count())
     return write_pending();

@@ -26,8 +26,8 @@
 namespace kiln::engine {
 
 struct GpuSampleWriterOptions {
-  std::int64_t job_id = 0;           // the job's store row
-  std::vector<gpu::GpuInfo> gpus;    // the granted GPUs: their UUID and total memory
+  std::int64_t job_id = 0;         // the job's store row
+  std::vector<gpu::GpuInfo> gpus;  // the granted GPUs: their UUID and total memory
   std::chrono::milliseconds flush_interval{5000};
   std::size_t max_rows_per_gpu = 3600;  // one hour at the default 1 s, then thinned; at least 2
 };

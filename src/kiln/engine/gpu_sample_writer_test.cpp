@@ -83,8 +83,8 @@ TEST(ThrottleBits, NvmlBitOrder) {
   EXPECT_EQ(throttle_bits({"gpu_idle"}), 0x1);
   EXPECT_EQ(throttle_bits({"sw_power_cap", "hw_thermal_slowdown"}), 0x4 | 0x40);
   EXPECT_EQ(throttle_bits({"display_clock_setting", "not_a_reason"}), 0x100);
-  EXPECT_EQ(gpu::clock_event_reason_names(static_cast<unsigned long long>(
-                throttle_bits({"sync_boost", "hw_slowdown"}))),
+  EXPECT_EQ(gpu::clock_event_reason_names(
+                static_cast<unsigned long long>(throttle_bits({"sync_boost", "hw_slowdown"}))),
             (std::vector<std::string>{"hw_slowdown", "sync_boost"}));
 }
 
@@ -192,7 +192,8 @@ TEST_F(WriterTest, ThinsToTheCapAndKeepsThePeak) {
   const int n = 1000;
   const int peak_at = 777;
   for (int i = 0; i < n; ++i) {
-    ASSERT_TRUE(writer.add(at(1000 * i, i == peak_at ? 99999 : static_cast<std::uint64_t>(i % 50)), {}));
+    ASSERT_TRUE(
+        writer.add(at(1000 * i, i == peak_at ? 99999 : static_cast<std::uint64_t>(i % 50)), {}));
     ASSERT_LE(writer.rows(0), 16u) << "after sample " << i;
   }
   ASSERT_TRUE(writer.flush());

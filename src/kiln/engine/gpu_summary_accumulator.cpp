@@ -61,8 +61,8 @@ gpu::GpuJobSummary GpuSummaryAccumulator::finish(int gpu_count,
     account(gpu, gpu.last, dt);
     summary.throttled_seconds += gpu.throttled_seconds;
     if (gpu.first_energy && gpu.samples > 1 && *gpu.last_energy >= *gpu.first_energy) {
-      energy_j +=
-          static_cast<double>(*gpu.last_energy - *gpu.first_energy) / 1000.0 + gpu.after_last_energy_j;
+      energy_j += static_cast<double>(*gpu.last_energy - *gpu.first_energy) / 1000.0 +
+                  gpu.after_last_energy_j;
       have_energy = true;
     } else if (gpu.have_power) {
       energy_j += gpu.integrated_j;

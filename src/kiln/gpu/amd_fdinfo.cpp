@@ -32,8 +32,11 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
   auto number = parse_uint(s.substr(0, space));
   if (!number) return std::nullopt;
   std::string_view unit = space == std::string_view::npos ? "" : trim(s.substr(space));
-  std::uint64_t scale = unit.empty() ? 1 : unit == "KiB" ? 1ULL << 10 : unit == "MiB" ? 1ULL << 20
-                                       : unit == "GiB"   ? 1ULL << 30 : 0;
+  std::uint64_t scale = unit.empty()    ? 1
+                        : unit == "KiB" ? 1ULL << 10
+                        : unit == "MiB" ? 1ULL << 20
+                        : unit == "GiB" ? 1ULL << 30
+                                        : 0;
   if (scale == 0 || *number > UINT64_MAX / scale) return std::nullopt;
   return *number * scale;
 }

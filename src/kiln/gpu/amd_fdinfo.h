@@ -32,9 +32,9 @@ namespace kiln::gpu {
 
 // One DRM client as one fdinfo file describes it.
 struct DrmClient {
-  std::string driver;                     // drm-driver
-  std::string pdev;                       // drm-pdev, lower case
-  std::optional<std::uint64_t> client_id;  // drm-client-id
+  std::string driver;                       // drm-driver
+  std::string pdev;                         // drm-pdev, lower case
+  std::optional<std::uint64_t> client_id;   // drm-client-id
   std::optional<std::uint64_t> vram_bytes;  // by the rule above; nullopt: no VRAM key
 };
 

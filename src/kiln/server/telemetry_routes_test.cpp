@@ -75,7 +75,8 @@ TEST_F(TelemetryJsonTest, TheDashboardsShape) {
   auto got = run_telemetry_json(*store_, run_id_);
   ASSERT_TRUE(got) << got.error().message;
   auto want = nlohmann::ordered_json::parse(R"({"jobs": [
-    {"job_id": )" + std::to_string(jobs_[0]) + R"(, "key": "train", "gpus": [
+    {"job_id": )" + std::to_string(jobs_[0]) +
+                                            R"(, "key": "train", "gpus": [
       {"index": 0, "uuid": "GPU-a", "samples": [
         {"t": 2000, "util": 90.0, "mem_util": 40.0, "mem_used_mib": 4096, "mem_total_mib": 143771,
          "power_w": 600.5, "temp_c": 70.0, "throttle": 4}]},
@@ -84,7 +85,8 @@ TEST_F(TelemetryJsonTest, TheDashboardsShape) {
          "power_w": 600.5, "temp_c": 70.0, "throttle": 4},
         {"t": 2000, "util": 90.0, "mem_util": 40.0, "mem_used_mib": 4096, "mem_total_mib": 143771,
          "power_w": 600.5, "temp_c": 70.0, "throttle": 4}]}]},
-    {"job_id": )" + std::to_string(jobs_[1]) + R"(, "key": "lint", "gpus": []}]})");
+    {"job_id": )" + std::to_string(jobs_[1]) +
+                                            R"(, "key": "lint", "gpus": []}]})");
   EXPECT_EQ(*got, want) << got->dump(2);
 }
 

@@ -77,8 +77,7 @@ Result<std::vector<std::int64_t>> SqliteStore::add_gpu_samples(
         .bind(12, s.sm_clock_mhz)
         .bind(13, s.memory_clock_mhz)
         .bind(14, s.throttle_reasons)
-        .bind(15, rows::json_text(s.processes.is_array() ? s.processes
-                                                         : nlohmann::json::array()));
+        .bind(15, rows::json_text(s.processes.is_array() ? s.processes : nlohmann::json::array()));
     if (auto done = use->run(); !done) {
       if (sqlite::is_foreign_key_violation(use->last_error_code()))
         return fail(ErrorCode::not_found, "no job with id {}", s.job_id);

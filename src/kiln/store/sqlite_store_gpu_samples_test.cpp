@@ -108,7 +108,8 @@ TEST_F(GpuSampleStoreTest, ListsByGpuThenTime) {
   ASSERT_TRUE(rows);
   std::vector<std::pair<int, TimeMs>> order;
   for (const auto& r : *rows) order.emplace_back(r.gpu_index, r.time);
-  EXPECT_EQ(order, (std::vector<std::pair<int, TimeMs>>{{0, 1000}, {0, 3000}, {1, 1000}, {1, 2000}}));
+  EXPECT_EQ(order,
+            (std::vector<std::pair<int, TimeMs>>{{0, 1000}, {0, 3000}, {1, 1000}, {1, 2000}}));
 }
 
 TEST_F(GpuSampleStoreTest, AnUnknownJobStoresNothingOfTheBatch) {
