@@ -4,7 +4,9 @@
 // the last flush interval.
 //
 // Batching: samples are committed together once the oldest pending one is `flush_interval` old
-// (by the samples' own clock) and at flush(); one commit per batch, never one per sample.
+// (by the samples' own clock) and at flush(); one commit per batch, never one per sample. Once
+// thinning started, a window's row is pending only when the window is complete, so a kill -9
+// then also loses the window under way.
 //
 // Retention: at most `max_rows_per_gpu` rows per GPU per job. When a GPU's rows reach it, every
 // pair of consecutive rows (oldest first) keeps only the one with more memory used (the earlier
