@@ -5,8 +5,9 @@
 # commit as flaky, and `kiln report` shows it all as text, JSON, JUnit and one self-contained
 # HTML file. The HTML is rendered in headless Chromium: the DOM must hold the job and test
 # names (escaped), and the page must make no network request (a recording proxy sees none,
-# while a control page that does fetch is seen). The screenshot is kept in
-# <build>/test-artifacts/report.png.
+# while a control page that does fetch is seen). A sampled GPU job's report draws a chart per GPU
+# with a vertex per stored sample. The screenshots are kept in <build>/test-artifacts/report.png
+# and report-gpu.png.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_begin reports
 
@@ -161,6 +162,68 @@ expect_not_contains "$dom" "<b>x</b>" "no element came from a test name"
 rm -f "$artifacts/report.png"
 (cd "$ITEST_DIR" && chromium_run --screenshot="$artifacts/report.png" "$html" >/dev/null) || true
 check "a screenshot was taken ($artifacts/report.png)" test -s "$artifacts/report.png"
+
+# ---- GPU charts from stored samples, rendered in Chromium -----------------------------------
+# A GPU job on a simulated H200 sampled every 100 ms: the HTML report draws one chart per GPU
+# whose utilization and memory lines have a vertex per stored sample (the JSON report's count).
+gpu_repo="$ITEST_DIR/gpu-repo"
+make_repo "$gpu_repo"
+cat >"$ITEST_DIR/gpus.json" <<'EOF_JSON'
+{"gpus": [{"vendor": "nvidia", "model": "NVIDIA H200", "arch": "sm_90", "memory_mib": 143771,
+           "memory_used_mib": 2048,
+           "telemetry": {"utilization_pct": 75, "memory_utilization_pct": 30, "temperature_c": 60,
+                         "power_w": 450, "sm_clock_mhz": 1980}}]}
+EOF_JSON
+printf 'gpus:\n  telemetry:\n    interval: 100ms\n' >"$ITEST_DIR/kiln-gpu.yml"
+write_workflow "$gpu_repo" ci.yml <<'EOF_YML'
+on: push
+jobs:
+  train:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: sleep 1.5
+EOF_YML
+commit_all "$gpu_repo" "a GPU job"
+KILN_CONFIG="$ITEST_DIR/kiln-gpu.yml" kiln run -C "$gpu_repo" --simulate-gpus "$ITEST_DIR/gpus.json" --json
+expect_rc 0 "a sampled GPU job"
+gpu_run="$(json_eval - 'd["runs"][0]["id"]')"
+kiln report -C "$gpu_repo" "$gpu_run" --format json
+expect_rc 0 "kiln report --format json of the GPU run"
+expect_json 'd["jobs"][0]["gpu_sample_count"] >= 3' true "the job's samples are in the report"
+expect_json 'd["jobs"][0]["gpu_sample_count"] == len(d["jobs"][0]["gpu_samples"][0]["points"])' true \
+  "gpu_sample_count counts the points"
+expect_json '{p["util"] for p in d["jobs"][0]["gpu_samples"][0]["points"]}' '{75.0}' \
+  "each point has the sampler's utilization"
+expect_json '{p["mem_mib"] for p in d["jobs"][0]["gpu_samples"][0]["points"]}' '{2048}' \
+  "and its memory"
+samples_count="$(json_eval - 'd["jobs"][0]["gpu_sample_count"]')"
+gpu_html="$ITEST_DIR/gpu-report.html"
+kiln report -C "$gpu_repo" "$gpu_run" --format html -o "$gpu_html"
+expect_rc 0 "kiln report --format html of the GPU run"
+expect_not_contains "$(cat "$gpu_html")" "://" "the GPU report references no URL"
+chromium_run --dump-dom "$gpu_html" >"$ITEST_DIR/gpu-dom.html" || true
+chart_check="$(python3 - "$ITEST_DIR/gpu-dom.html" <<'EOF_PY'
+import sys
+import html.parser
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.charts = []
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg" and "gpu-chart" in (a.get("class") or ""):
+            self.charts.append({"points": a.get("data-points"), "lines": {}})
+        if tag == "polyline" and self.charts and a.get("class") in ("util-line", "mem-line"):
+            self.charts[-1]["lines"][a["class"]] = len(a.get("points", "").split())
+p = P()
+p.feed(open(sys.argv[1]).read())
+print(len(p.charts), [(c["points"], c["lines"].get("util-line"), c["lines"].get("mem-line")) for c in p.charts])
+EOF_PY
+)"
+expect_contains "$chart_check" "1 [('$samples_count', $samples_count, $samples_count)]" \
+  "Chromium's DOM has one GPU chart with a vertex per stored sample on both lines"
+rm -f "$artifacts/report-gpu.png"
+(cd "$ITEST_DIR" && chromium_run --screenshot="$artifacts/report-gpu.png" "$gpu_html" >/dev/null) || true
+check "a screenshot of the GPU charts was taken ($artifacts/report-gpu.png)" test -s "$artifacts/report-gpu.png"
 # Chromium itself calls Google's update and time services whatever the flags; those hosts are
 # the browser's, never the report's (which names no URL at all).
 page_requests="$(grep -vE '(^| |//)[a-z0-9.-]*(google\.com|googleapis\.com|gstatic\.com)(:[0-9]+)?[/ ]' "$proxy_log" || true)"

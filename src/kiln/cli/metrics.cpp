@@ -1,6 +1,7 @@
 // kiln metrics [--simulate-gpus SPEC] [--store PATH]
 // Prometheus text exposition of this host (docs/reports.md): each GPU under dcgm-exporter's
-// names and labels, and kiln_* metrics of runs, jobs, GPU leases and quarantine. A scraper can
+// names and labels (memory from the inventory, live readings from the provider's telemetry
+// sampler at scrape time), and kiln_* metrics of runs, jobs, GPU leases and quarantine. A scraper can
 // run it from a textfile collector or an exec exporter; `kiln serve` may serve it later.
 // Exit codes: 0; 2 for a bad spec; 1 when a driver does not answer in time; 3 otherwise.
 #include <unistd.h>
@@ -9,6 +10,7 @@
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
+#include "kiln/engine/gpu_sample_writer.h"
 #include "kiln/engine/gpu_supervisor.h"
 #include "kiln/report/metrics.h"
 
@@ -28,6 +30,24 @@ std::string hostname() {
   char buffer[256] = {};
   if (gethostname(buffer, sizeof buffer - 1) != 0) return "";
   return buffer;
+}
+
+void add_sample(report::GpuMetrics& m, const gpu::GpuSample& s, bool nvidia) {
+  auto as_double = [](const auto& value) -> std::optional<double> {
+    if (!value) return std::nullopt;
+    return static_cast<double>(*value);
+  };
+  m.utilization_percent = s.utilization_pct;
+  m.memory_copy_utilization_percent = s.memory_utilization_pct;
+  m.temperature_c = s.temperature_c;
+  m.power_w = s.power_w;
+  m.energy_mj = as_double(s.energy_mj);
+  m.sm_clock_mhz = as_double(s.sm_clock_mhz);
+  m.memory_clock_mhz = as_double(s.memory_clock_mhz);
+  // NVML reports its reasons (none is a reading); amdgpu sysfs has no such file: unknown.
+  if (nvidia) m.clock_throttle_reasons = static_cast<double>(engine::throttle_bits(s.throttle_reasons));
+  for (const auto& p : s.processes)
+    m.process_memory_mib.emplace_back(p.pid, static_cast<double>(p.used_mib));
 }
 
 int run_metrics(const MetricsArgs& args) {
@@ -57,8 +77,6 @@ int run_metrics(const MetricsArgs& args) {
       m.device = g.device_nodes.empty()
                      ? fmt::format("{}{}", g.vendor == "amd" ? "card" : "nvidia", g.index)
                      : std::filesystem::path(g.device_nodes.front()).filename().string();
-      // What the inventory knows today: memory. Utilization, temperature, power and energy
-      // come with the telemetry sampler (docs/reports.md); until then they are left out.
       m.memory_used_mib = static_cast<double>(g.memory_used_mib);
       if (g.memory_total_mib >= g.memory_used_mib)
         m.memory_free_mib = static_cast<double>(g.memory_total_mib - g.memory_used_mib);
@@ -67,6 +85,17 @@ int run_metrics(const MetricsArgs& args) {
       if (state.kind == engine::GpuState::Kind::leased) ++kiln.gpu_leases;
       if (state.kind == engine::GpuState::Kind::quarantined) ++kiln.gpus_quarantined;
       gpus.push_back(std::move(m));
+    }
+    // Live readings from the provider's telemetry sampler, taken now (what a provider cannot
+    // read stays out of the exposition).
+    if (auto sampler = supervisor.make_sampler()) {
+      std::vector<int> indices;
+      for (const auto& g : gpus) indices.push_back(g.index);
+      auto samples = sampler->sample(indices, options.gpu_health.provider_deadline);
+      if (!samples) return report_error(samples.error());
+      for (std::size_t i = 0; i < samples->size() && i < gpus.size(); ++i)
+        add_sample(gpus[i], (*samples)[i],
+                   (*inventory)->gpus.at(i).vendor == "nvidia");
     }
   } else {
     kiln.store_read = true;

@@ -29,7 +29,6 @@ int run_report(const ReportArgs& args) {
   if (!store) return report_error(store.error());
   report::ReportOptions options;
   options.slowest = args.slowest;
-  // GPU samples: the telemetry sampler's table is read here once it exists (options.gpu_samples).
   auto document = report::build_run_report(**store, args.run, options);
   if (!document) {
     auto error = document.error();

@@ -671,6 +671,9 @@ class JobRun : public ActionHost {
     options.deadline = setup_.options->gpu_health.provider_deadline;
     options.memory_budget_mib = setup_.gpu_memory_budget_mib;
     options.job_token = token_;
+    options.store = setup_.store;
+    options.writer.job_id = setup_.job_row;
+    options.writer.gpus = setup_.gpus;
     telemetry_ = std::make_unique<JobTelemetry>(std::move(options));
   }
   void stop_gpu_telemetry() {
@@ -679,6 +682,8 @@ class JobRun : public ActionHost {
     telemetry_.reset();
     if (!outcome.sample_error.empty())
       log_kiln("warning", "GPU telemetry: " + outcome.sample_error);
+    if (!outcome.store_error.empty())
+      log_kiln("warning", "GPU telemetry: samples not stored: " + outcome.store_error);
     for (const auto& leak : outcome.leaks) log_kiln("warning", leak);
     if (!outcome.budget_failure.empty()) {
       log_kiln("error", outcome.budget_failure);

@@ -1,6 +1,7 @@
 #include "kiln/gpu/amd_sysfs_provider.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -9,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "kiln/gpu/amd_fdinfo.h"
 #include "kiln/gpu/deadline.h"
 #include "kiln/gpu/telemetry.h"
 
@@ -340,19 +342,23 @@ std::optional<std::uint32_t> current_dpm_mhz(const fs::path& path) {
 // One card's telemetry files, found once.
 struct AmdSampleFiles {
   fs::path device;
-  fs::path hwmon;  // empty: none
+  fs::path hwmon;    // empty: none
+  std::string slot;  // PCI address, lower case: the key of its processes (amd_fdinfo.h)
 };
 
 class AmdSysfsSampler : public GpuSampler {
  public:
-  explicit AmdSysfsSampler(fs::path root) : root_(std::move(root)) {}
+  explicit AmdSysfsSampler(fs::path root)
+      : root_(std::move(root)),
+        scanner_(std::make_shared<AmdgpuProcessScanner>(root_, k_process_rescan)) {}
 
   Result<std::vector<GpuSample>> sample(const std::vector<int>& indices,
                                         std::chrono::milliseconds deadline) override {
     if (!files_) {
       std::vector<AmdSampleFiles> files;
       for (const auto& card : amd_cards(root_)) {
-        AmdSampleFiles f{card.device, {}};
+        AmdSampleFiles f{card.device, {}, {}};
+        for (char c : card.slot) f.slot += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         std::error_code ec;
         for (const auto& entry : fs::directory_iterator(card.device / "hwmon", ec)) {
           f.hwmon = entry.path();  // amdgpu registers one hwmon device per card
@@ -363,8 +369,10 @@ class AmdSysfsSampler : public GpuSampler {
       files_ = std::make_shared<const std::vector<AmdSampleFiles>>(std::move(files));
     }
     return worker_.call<std::vector<GpuSample>>(
-        [files = files_, indices]() -> Result<std::vector<GpuSample>> {
+        [files = files_, indices, scanner = scanner_]() -> Result<std::vector<GpuSample>> {
           std::vector<GpuSample> samples;
+          // The processes' VRAM from /proc/PID/fdinfo, once for all the GPUs of this sample.
+          auto processes = scanner->read();
           for (int index : indices) {
             if (index < 0 || static_cast<std::size_t>(index) >= files->size())
               return fail(ErrorCode::not_found, "amdgpu sysfs: no GPU {}", index);
@@ -388,6 +396,7 @@ class AmdSysfsSampler : public GpuSampler {
               if (!uw) uw = read_number<std::uint64_t>(f.hwmon / "power1_input");
               if (uw) s.power_w = static_cast<double>(*uw) / 1e6;  // microwatts
             }
+            if (auto it = processes.find(f.slot); it != processes.end()) s.processes = it->second;
             samples.push_back(std::move(s));
           }
           return samples;
@@ -396,8 +405,11 @@ class AmdSysfsSampler : public GpuSampler {
   }
 
  private:
+  // How often the sampler walks every process's fds for new GPU clients (amd_fdinfo.h).
+  static constexpr std::chrono::milliseconds k_process_rescan{5000};
   fs::path root_;
   std::shared_ptr<const std::vector<AmdSampleFiles>> files_;
+  std::shared_ptr<AmdgpuProcessScanner> scanner_;
   DeadlineWorker worker_;
 };
 

@@ -15,6 +15,9 @@
 // GPUs are numbered in PCI bus order. Pairs without an XGMI link get a PCIe level from the
 // device paths under /sys/devices: a shared switch, a shared host bridge, the same NUMA node, or
 // none of these (sys).
+//
+// The sampler (make_amd_sysfs_sampler) also reads the GPU memory of each process from
+// <root>/proc/<pid>/fdinfo (amd_fdinfo.h).
 
 #include <filesystem>
 #include <string>

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -96,31 +97,47 @@ std::string slowest_chart(const Json& slowest) {
   return svg + "</svg>";
 }
 
-// Utilization (0–100 %) and memory (0–peak MiB) of one GPU over time.
+// A number of a report point; nullopt for a reading the provider did not give (null).
+std::optional<double> reading(const Json& point, const char* key) {
+  auto it = point.find(key);
+  if (it == point.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// Utilization (0–100 %) and memory (0–peak MiB) of one GPU over time: one polyline each
+// (class util-line / mem-line), one vertex per sample with that reading. data-points is the
+// number of samples, so a test can check the chart against the stored samples.
 std::string gpu_chart(const Json& series, const std::string& id) {
   const auto& points = series["points"];
   if (!points.is_array() || points.empty()) return "";
-  double t0 = points.front().value("t", 0.0), t1 = points.back().value("t", 0.0);
+  double t0 = reading(points.front(), "t").value_or(0), t1 = reading(points.back(), "t").value_or(0);
   if (t1 <= t0) t1 = t0 + 1;
   double mem_max = 1;
-  for (const auto& p : points) mem_max = std::max(mem_max, p.value("mem_mib", 0.0));
+  for (const auto& p : points) mem_max = std::max(mem_max, reading(p, "mem_mib").value_or(0));
   const double w = 560, h = 140, left = 40, top = 10;
   std::string util_line, mem_line;
   for (const auto& p : points) {
-    double x = left + (p.value("t", 0.0) - t0) / (t1 - t0) * w;
-    util_line += fmt::format("{:.1f},{:.1f} ", x, top + h - std::clamp(p.value("util", 0.0), 0.0, 100.0) / 100 * h);
-    mem_line += fmt::format("{:.1f},{:.1f} ", x, top + h - p.value("mem_mib", 0.0) / mem_max * h);
+    double x = left + (reading(p, "t").value_or(t0) - t0) / (t1 - t0) * w;
+    if (auto util = reading(p, "util"))
+      util_line += fmt::format("{:.1f},{:.1f} ", x, top + h - std::clamp(*util, 0.0, 100.0) / 100 * h);
+    if (auto mem = reading(p, "mem_mib"))
+      mem_line += fmt::format("{:.1f},{:.1f} ", x, top + h - *mem / mem_max * h);
   }
+  std::string gpu = esc(series.value("gpu", Json("")));
   return fmt::format(
-      "<svg class=\"chart gpu-chart\" id=\"{}\" role=\"img\" aria-label=\"GPU {} utilization "
-      "and memory\" width=\"660\" height=\"180\" viewBox=\"0 0 660 180\">"
+      "<svg class=\"chart gpu-chart\" id=\"{}\" data-gpu=\"{}\" data-points=\"{}\" role=\"img\" "
+      "aria-label=\"GPU {} utilization and memory\" width=\"660\" height=\"180\" "
+      "viewBox=\"0 0 660 180\">"
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafbfc\" stroke=\"#dde1e7\"/>"
-      "<polyline fill=\"none\" stroke=\"#5b8def\" stroke-width=\"1.5\" points=\"{}\"/>"
-      "<polyline fill=\"none\" stroke=\"#e0a030\" stroke-width=\"1.5\" points=\"{}\"/>"
+      "<text x=\"4\" y=\"{}\">100%</text><text x=\"4\" y=\"{}\">0</text>"
+      "<polyline class=\"util-line\" fill=\"none\" stroke=\"#5b8def\" stroke-width=\"1.5\" "
+      "points=\"{}\"/>"
+      "<polyline class=\"mem-line\" fill=\"none\" stroke=\"#e0a030\" stroke-width=\"1.5\" "
+      "points=\"{}\"/>"
       "<text x=\"{}\" y=\"{}\">GPU {} · utilization % (blue) · memory, peak {:.0f} MiB (orange) "
-      "· {:.1f}s</text></svg>",
-      escape(id), esc(series.value("gpu", Json(""))), left, top, w, h, util_line, mem_line, left,
-      top + h + 22, esc(series.value("gpu", Json(""))), mem_max, (t1 - t0) / 1000);
+      "· {} samples over {:.1f}s</text></svg>",
+      escape(id), gpu, points.size(), gpu, left, top, w, h, top + 10, top + h, util_line,
+      mem_line, left, top + h + 22, gpu, mem_max, points.size(), (t1 - t0) / 1000);
 }
 
 // A small trend line of a benchmark series; the last point (this run) is marked.

@@ -68,6 +68,25 @@ std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMet
              "Total energy consumption since boot (in mJ).",
              [](const GpuMetrics& g) { return g.energy_mj; });
 
+  gpu_family(out, gpus, "DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).",
+             [](const GpuMetrics& g) { return g.memory_copy_utilization_percent; });
+  gpu_family(out, gpus, "DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).",
+             [](const GpuMetrics& g) { return g.sm_clock_mhz; });
+  gpu_family(out, gpus, "DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).",
+             [](const GpuMetrics& g) { return g.memory_clock_mhz; });
+  gpu_family(out, gpus, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge",
+             "Current clock throttle reasons (bitmask of NVML clock-event reasons).",
+             [](const GpuMetrics& g) { return g.clock_throttle_reasons; });
+  std::string processes;
+  for (const auto& g : gpus)
+    for (const auto& [pid, mib] : g.process_memory_mib)
+      processes += fmt::format("kiln_gpu_process_memory_used_mib{{{},pid=\"{}\"}} {}\n",
+                               gpu_labels(g), pid, number(mib));
+  if (!processes.empty())
+    out += "# HELP kiln_gpu_process_memory_used_mib GPU memory used by a process (in MiB).\n"
+           "# TYPE kiln_gpu_process_memory_used_mib gauge\n" +
+           processes;
+
   if (!gpus.empty()) {
     out += "# HELP kiln_gpu_state Kiln's state of each GPU: 1 for the state it is in.\n"
            "# TYPE kiln_gpu_state gauge\n";

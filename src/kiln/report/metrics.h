@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::report {
@@ -26,6 +27,13 @@ struct GpuMetrics {
   std::optional<double> temperature_c;        // DCGM_FI_DEV_GPU_TEMP
   std::optional<double> power_w;              // DCGM_FI_DEV_POWER_USAGE
   std::optional<double> energy_mj;            // DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ)
+  std::optional<double> memory_copy_utilization_percent;  // DCGM_FI_DEV_MEM_COPY_UTIL
+  std::optional<double> sm_clock_mhz;                     // DCGM_FI_DEV_SM_CLOCK
+  std::optional<double> memory_clock_mhz;                 // DCGM_FI_DEV_MEM_CLOCK
+  // NVML's clock-event reason bits (gpu/telemetry.h), DCGM_FI_DEV_CLOCK_THROTTLE_REASONS
+  std::optional<double> clock_throttle_reasons;
+  // The GPU memory of each process on the GPU (pid, MiB): kiln_gpu_process_memory_used_mib.
+  std::vector<std::pair<int, double>> process_memory_mib;
 };
 
 struct KilnMetrics {

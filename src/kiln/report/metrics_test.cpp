@@ -93,6 +93,30 @@ TEST(MetricsTest, DcgmNamesAndLabels) {
             std::string::npos);
 }
 
+TEST(MetricsTest, SamplerGaugesAndProcessMemory) {
+  auto g = gpu(0);
+  g.memory_copy_utilization_percent = 31;
+  g.sm_clock_mhz = 1980;
+  g.memory_clock_mhz = 2619;
+  g.clock_throttle_reasons = 4;
+  g.process_memory_mib = {{4242, 2048}, {4243, 512}};
+  auto other = gpu(1);
+  other.process_memory_mib = {{4242, 100}};
+  auto text = render_prometheus({g, other}, {});
+  EXPECT_TRUE(check_exposition(text).empty()) << testing::PrintToString(check_exposition(text))
+                                              << "\n" << text;
+  const std::string labels =
+      "{gpu=\"0\",UUID=\"GPU-0000\",device=\"nvidia0\",modelName=\"NVIDIA H200\",Hostname=\"gpu-01\"";
+  EXPECT_NE(text.find("DCGM_FI_DEV_MEM_COPY_UTIL" + labels + "} 31\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("DCGM_FI_DEV_SM_CLOCK" + labels + "} 1980\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_MEM_CLOCK" + labels + "} 2619\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS" + labels + "} 4\n"), std::string::npos);
+  EXPECT_EQ(text.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"1\""), std::string::npos);
+  EXPECT_NE(text.find("kiln_gpu_process_memory_used_mib" + labels + ",pid=\"4242\"} 2048\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("kiln_gpu_process_memory_used_mib{gpu=\"1\""), std::string::npos);
+}
+
 TEST(MetricsTest, UnknownFamiliesAreLeftOutAndLabelsEscaped) {
   auto g = gpu(0);
   g.model = "Weird \"GPU\"\\x\nY";

@@ -1,8 +1,8 @@
 #pragma once
 // Run reports (docs/reports.md): one JSON document built from the Store — the run, its jobs
 // (status, duration, granted GPUs, GPU summary, steps, test totals), test failures, the slowest
-// tests, flaky tests, the run's benchmark results with their recent history, and GPU samples
-// when a telemetry reader is given — and renderers for it: text, HTML (one self-contained
+// tests, flaky tests, the run's benchmark results with their recent history, and each job's
+// stored GPU samples — and renderers for it: text, HTML (one self-contained
 // file) and JUnit XML (Kiln's own jobs and steps, for another CI to consume).
 //
 // `kiln report RUN --format json` prints the document itself; the renderers read only it, so a
@@ -26,11 +26,18 @@ struct ReportOptions {
   int slowest = 10;           // the N slowest tests
   int max_failures = 100;     // failures listed (the totals count all)
   int benchmark_history = 20;  // points of each benchmark series' trend
-  // GPU samples of a job, for the utilization/memory charts: an array of series
-  // {"gpu": "0", "uuid": "...", "points": [{"t": ms, "util": %, "mem_mib": n}, ...]}. Empty or
-  // unset: the report says "no GPU samples". Set by the caller that can read telemetry.
+  // GPU samples of a job, for the utilization/memory charts: an array of series (gpu_series).
+  // Unset: the job's samples in the store (Store::list_gpu_samples); tests set it.
   std::function<Json(const store::Job&)> gpu_samples;
 };
+
+// A job's stored GPU samples as the report's series, one per GPU in index order:
+// {"gpu": "0", "index": 0, "uuid": "GPU-...", "memory_total_mib": M|null, "points": [{"t": ms,
+//  "util": %|null, "mem_util": %|null, "mem_mib": M, "power_w": W|null, "temp_c": C|null,
+//  "sm_clock_mhz": MHz|null, "throttle": bits}, ...]} (points in time order). Every job of the
+// document carries its series as "gpu_samples" and their total number of points as
+// "gpu_sample_count".
+Json gpu_series(const std::vector<store::GpuSampleRecord>& samples);
 
 // not_found when the run does not exist.
 Result<Json> build_run_report(store::Store& store, std::int64_t run_id,

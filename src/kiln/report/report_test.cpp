@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <pugixml.hpp>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "kiln/report/junit.h"
 #include "kiln/store/sqlite_store.h"
 #include "kiln/store/test_support.h"
@@ -210,6 +214,63 @@ TEST_F(ReportTest, HtmlIsSelfContainedAndEscaped) {
   // Without samples the GPU section says so.
   auto plain = build_run_report(*store_, run_);
   EXPECT_NE(render_html(*plain).find("no GPU samples for this job"), std::string::npos);
+}
+
+TEST_F(ReportTest, StoredGpuSamplesBecomeSeriesAndCharts) {
+  std::vector<store::GpuSampleRecord> samples;
+  for (int gpu = 0; gpu < 2; ++gpu)
+    for (int i = 0; i < 3 + gpu; ++i) {
+      store::GpuSampleRecord s;
+      s.job_id = gpu_job_;
+      s.gpu_index = gpu;
+      s.gpu_uuid = gpu == 0 ? "GPU-aaaa" : "GPU-bbbb";
+      s.time = 1000 + 500 * i;
+      s.memory_used_mib = 1024 * (i + 1);
+      s.memory_total_mib = 143771;
+      if (i != 1) s.utilization_pct = 50 + i;  // one reading missing
+      s.power_w = 400;
+      s.throttle_reasons = i == 2 ? 4 : 0;
+      samples.push_back(s);
+    }
+  ASSERT_TRUE(store_->add_gpu_samples(samples));
+  auto report = build_run_report(*store_, run_);
+  ASSERT_TRUE(report) << report.error().to_string();
+  const auto& job = (*report)["jobs"][0];
+  EXPECT_EQ(job["gpu_sample_count"], 7);
+  ASSERT_EQ(job["gpu_samples"].size(), 2u);
+  const auto& first = job["gpu_samples"][0];
+  EXPECT_EQ(first["gpu"], "0");
+  EXPECT_EQ(first["uuid"], "GPU-aaaa");
+  EXPECT_EQ(first["memory_total_mib"], 143771);
+  ASSERT_EQ(first["points"].size(), 3u);
+  EXPECT_EQ(first["points"][0]["t"], 1000);
+  EXPECT_EQ(first["points"][0]["mem_mib"], 1024);
+  EXPECT_TRUE(first["points"][1]["util"].is_null());
+  EXPECT_EQ(first["points"][2]["throttle"], 4);
+  EXPECT_EQ(job["gpu_samples"][1]["points"].size(), 4u);
+  EXPECT_EQ((*report)["jobs"][1]["gpu_sample_count"], 0);
+
+  auto html = render_html(*report);
+  // One chart per GPU; a vertex per sample on the memory line, per reading on the utilization
+  // line (the missing one is skipped, not drawn as 0).
+  auto chart = [&](int n) {
+    auto at = html.find(fmt::format("id=\"gpu-chart-{}\"", n));
+    EXPECT_NE(at, std::string::npos) << n;
+    return html.substr(at, html.find("</svg>", at) - at);
+  };
+  auto vertices = [](const std::string& svg, const std::string& cls) {
+    auto at = svg.find("class=\"" + cls + "\"");
+    auto points = svg.find("points=\"", at) + 8;
+    auto text = svg.substr(points, svg.find('"', points) - points);
+    return std::count(text.begin(), text.end(), ',');
+  };
+  auto gpu0 = chart(0), gpu1 = chart(1);
+  EXPECT_NE(gpu0.find("data-points=\"3\""), std::string::npos) << gpu0;
+  EXPECT_EQ(vertices(gpu0, "mem-line"), 3);
+  EXPECT_EQ(vertices(gpu0, "util-line"), 2);
+  EXPECT_NE(gpu1.find("data-points=\"4\""), std::string::npos) << gpu1;
+  EXPECT_EQ(vertices(gpu1, "mem-line"), 4);
+  EXPECT_EQ(html.find("id=\"gpu-chart-2\""), std::string::npos);
 }
 
 TEST_F(ReportTest, JunitOutputReadsBackWithKilnsOwnReader) {

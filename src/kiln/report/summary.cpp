@@ -22,7 +22,33 @@ std::string test_id(const store::TestCase& c) {
   return c.classname.empty() ? c.name : c.classname + "::" + c.name;
 }
 
+template <class T>
+Json or_null(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
 }  // namespace
+
+Json gpu_series(const std::vector<store::GpuSampleRecord>& samples) {
+  Json series = Json::array();
+  for (const auto& s : samples) {  // by GPU index, then time (Store::list_gpu_samples)
+    if (series.empty() || series.back()["index"].get<int>() != s.gpu_index)
+      series.push_back({{"gpu", std::to_string(s.gpu_index)},
+                        {"index", s.gpu_index},
+                        {"uuid", s.gpu_uuid},
+                        {"memory_total_mib", or_null(s.memory_total_mib)},
+                        {"points", Json::array()}});
+    series.back()["points"].push_back({{"t", s.time},
+                                       {"util", or_null(s.utilization_pct)},
+                                       {"mem_util", or_null(s.memory_utilization_pct)},
+                                       {"mem_mib", s.memory_used_mib},
+                                       {"power_w", or_null(s.power_w)},
+                                       {"temp_c", or_null(s.temperature_c)},
+                                       {"sm_clock_mhz", or_null(s.sm_clock_mhz)},
+                                       {"throttle", s.throttle_reasons}});
+  }
+  return series;
+}
 
 std::string format_ms(std::int64_t ms) {
   if (ms < 0) return "-";
@@ -97,8 +123,18 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
       totals["seconds"] = totals["seconds"].get<double>() + c.seconds;
     }
     row["tests"] = std::move(totals);
-    Json samples = options.gpu_samples ? options.gpu_samples(job) : Json::array();
-    row["gpu_samples"] = samples.is_array() ? samples : Json::array();
+    Json samples = Json::array();
+    if (options.gpu_samples) {
+      samples = options.gpu_samples(job);
+    } else {
+      KILN_TRY(auto stored, store.list_gpu_samples(job.id));
+      samples = gpu_series(stored);
+    }
+    if (!samples.is_array()) samples = Json::array();
+    std::size_t count = 0;
+    for (const auto& series : samples) count += series.value("points", Json::array()).size();
+    row["gpu_sample_count"] = count;
+    row["gpu_samples"] = std::move(samples);
     jobs.push_back(std::move(row));
   }
   report["jobs"] = std::move(jobs);

@@ -18,6 +18,7 @@
 #include "kiln/server/run_queue.h"
 #include "kiln/server/signature.h"
 #include "kiln/server/tls.h"
+#include "kiln/server/telemetry_routes.h"
 #include "kiln/server/webhook.h"
 #include "kiln/store/sqlite_store.h"
 
@@ -225,6 +226,7 @@ class Service {
       reply(res, 202, {{"cancelling", path_id(req)}});
     });
     http_.Post("/api/triggers", [this](const Request& req, Response& res) { trigger(req, res); });
+    register_telemetry_routes(http_, *store_);
     http_.Get("/api/gpus", [this](const Request&, Response& res) {
       engine::GpuSupervisor supervisor(options_.base);
       auto states = supervisor.states();

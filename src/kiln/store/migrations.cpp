@@ -213,8 +213,34 @@ CREATE TABLE poll_heads (
 );
 )sql";
 
-constexpr std::array<std::string_view, 6> k_migrations = {
-    k_v1_core, k_v2_gpus, k_v3_benchmarks, k_v4_test_cases, k_v5_triggers, k_v6_poll_heads};
+// Version 7: GPU samples of jobs (records.h GpuSampleRecord), written in batches while a job
+// runs. Nullable columns are readings the provider did not give; throttle holds NVML's
+// clock-event reason bits; processes is a JSON array of the job's processes on the GPU.
+constexpr std::string_view k_v7_gpu_samples = R"sql(
+CREATE TABLE gpu_samples (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  gpu_index INTEGER NOT NULL,
+  gpu_uuid TEXT NOT NULL DEFAULT '',
+  time INTEGER NOT NULL,
+  util REAL,
+  mem_util REAL,
+  mem_used_mib INTEGER NOT NULL,
+  mem_total_mib INTEGER,
+  temp_c REAL,
+  power_w REAL,
+  energy_mj INTEGER,
+  sm_clock_mhz INTEGER,
+  mem_clock_mhz INTEGER,
+  throttle INTEGER NOT NULL DEFAULT 0,
+  processes TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX gpu_samples_by_job ON gpu_samples (job_id, gpu_index, time);
+)sql";
+
+constexpr std::array<std::string_view, 7> k_migrations = {
+    k_v1_core,       k_v2_gpus,       k_v3_benchmarks,  k_v4_test_cases,
+    k_v5_triggers,   k_v6_poll_heads, k_v7_gpu_samples};
 
 }  // namespace
 

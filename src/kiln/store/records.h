@@ -311,4 +311,28 @@ struct Trigger {
   TimeMs updated_at = 0;     // 0: now
 };
 
+// One stored GPU sample of a job (issue 5; engine/gpu_sample_writer.h writes them while the job
+// runs, report/ and `kiln serve` read them back). Fields the provider could not read are
+// nullopt. A job's rows are thinned as it grows (the writer's retention rule keeps at most a
+// fixed number per GPU, each kept row being the one of its window with the most memory used).
+struct GpuSampleRecord {
+  std::int64_t id = 0;
+  std::int64_t job_id = 0;
+  int gpu_index = 0;        // the GPU's inventory index
+  std::string gpu_uuid{};   // "GPU-..."; empty when unknown
+  TimeMs time = 0;          // when the GPU was read
+  std::optional<double> utilization_pct{};         // compute, 0-100
+  std::optional<double> memory_utilization_pct{};  // memory controller, 0-100
+  std::int64_t memory_used_mib = 0;
+  std::optional<std::int64_t> memory_total_mib{};
+  std::optional<double> temperature_c{};
+  std::optional<double> power_w{};
+  std::optional<std::int64_t> energy_mj{};  // the driver's counter, millijoules
+  std::optional<std::int64_t> sm_clock_mhz{};
+  std::optional<std::int64_t> memory_clock_mhz{};
+  std::int64_t throttle_reasons = 0;  // NVML clock-event reason bits (gpu/telemetry.h order)
+  // The job's processes on the GPU: [{"pid": N, "used_mib": M}, ...] (an empty array: none).
+  nlohmann::json processes = nlohmann::json::array();
+};
+
 }  // namespace kiln::store

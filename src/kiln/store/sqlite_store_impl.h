@@ -2,7 +2,7 @@
 // Internal to the SQLite store: the SqliteStore class, whose members are defined in
 // sqlite_store.cpp (runs, jobs, steps, opening), sqlite_store_logs.cpp (logs, artifacts,
 // crash recovery) and sqlite_store_benchmarks.cpp (benchmark results), sqlite_store_tests.cpp (test
-// results).
+// results), sqlite_store_gpu_samples.cpp (GPU samples).
 
 #include <mutex>
 #include <string>
@@ -51,6 +51,11 @@ class SqliteStore final : public Store {
 
   Result<std::vector<std::int64_t>> add_test_cases(std::span<const TestCase> cases) override;
   Result<std::vector<TestCase>> list_test_cases(const TestCaseQuery& query) override;
+
+  Result<std::vector<std::int64_t>> add_gpu_samples(
+      std::span<const GpuSampleRecord> samples) override;
+  Result<std::vector<GpuSampleRecord>> list_gpu_samples(std::int64_t job_id) override;
+  Status delete_gpu_samples(std::span<const std::int64_t> ids) override;
 
   Result<std::vector<std::int64_t>> mark_interrupted(TimeMs now) override;
 

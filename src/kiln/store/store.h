@@ -91,6 +91,15 @@ class Store {
   // Cases matching the query, oldest first (by time, then id).
   virtual Result<std::vector<TestCase>> list_test_cases(const TestCaseQuery& query) = 0;
 
+  // GPU samples of jobs (records.h GpuSampleRecord). add_gpu_samples stores all or none in one
+  // transaction (one commit per batch: the engine batches a few seconds of samples) and returns
+  // the ids; a job_id that does not exist is not_found. list_gpu_samples: one job's rows by GPU
+  // index, then time. delete_gpu_samples removes rows by id (the writer's thinning).
+  virtual Result<std::vector<std::int64_t>> add_gpu_samples(
+      std::span<const GpuSampleRecord> samples) = 0;
+  virtual Result<std::vector<GpuSampleRecord>> list_gpu_samples(std::int64_t job_id) = 0;
+  virtual Status delete_gpu_samples(std::span<const std::int64_t> ids) = 0;
+
   // Every run of this host still queued or running whose owner process is gone (the pid is
   // dead or now belongs to a process with another start time) becomes `interrupted`, with its
   // queued/waiting/running jobs and steps, finished at `now`. Returns the ids of those runs.

@@ -16,6 +16,8 @@ Each tree is laid out the way the amdgpu and amdkfd drivers lay out /sys:
       drm_render_minor, domain and location_id ((bus << 8) | (device << 3) | function) that tie the
       node to its card; io_links have type 2 (PCIe) or 11 (XGMI), node_from, node_to, weight.
   sys/module/amdgpu/version (DKMS drivers only)
+  proc/<pid>/fd/<fd> -> /dev/dri/renderD<minor> and proc/<pid>/fdinfo/<fd> with the drm-* keys of
+      DRM clients (amd-mi250 only: per-process VRAM, src/kiln/gpu/amd_fdinfo.h)
 Run it from this folder: python3 make_amd_fixtures.py (it rewrites all three trees).
 """
 
@@ -152,6 +154,38 @@ def bmc_vga(root, chain=("pci0000:00", "0000:00:07.1", "0000:0a:00.0")):
               "driver": "ast"})
 
 
+def drm_fd(root, pid, fd, target, fdinfo):
+    """One open file of a process as the kernel shows it: proc/<pid>/fd/<fd> links to `target`,
+    proc/<pid>/fdinfo/<fd> holds the common pos/flags/mnt_id/ino lines, then `fdinfo`."""
+    link(os.path.join(root, f"proc/{pid}/fd/{fd}"), target)
+    write(os.path.join(root, f"proc/{pid}/fdinfo/{fd}"),
+          f"pos:\t0\nflags:\t02100002\nmnt_id:\t26\nino:\t{1000 + fd}\n" + fdinfo)
+
+
+def mi250_processes(root):
+    """DRM clients of the MI250X cards in /proc (amd_fdinfo.h): pid 4242 has GCD0 open twice
+    (one client, dup()ed fd: counted once) with the pre-6.8 drm-memory-vram key, and GCD2 with
+    the newer resident/total keys; pid 5151 has GCD0 open with only drm-total-vram; pid 6000
+    has /dev/null open; pid 7000 has a DRM client of another driver."""
+    legacy = ("drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t7\n"
+              "drm-engine-gfx:\t123456 ns\ndrm-memory-vram:\t2097152 KiB\n"
+              "drm-memory-gtt:\t4096 KiB\ndrm-memory-cpu:\t0 KiB\n")
+    drm_fd(root, 4242, 5, "/dev/dri/renderD128", legacy)
+    drm_fd(root, 4242, 6, "/dev/dri/renderD128", legacy)
+    drm_fd(root, 4242, 7, "/dev/dri/renderD130",
+           "drm-driver:\tamdgpu\ndrm-pdev:\t0000:83:00.0\ndrm-client-id:\t9\n"
+           "drm-total-vram:\t1048576 KiB\ndrm-shared-vram:\t0\ndrm-resident-vram:\t524288 KiB\n"
+           "drm-total-gtt:\t2048 KiB\n")
+    drm_fd(root, 5151, 3, "/dev/dri/renderD128",
+           "drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t11\n"
+           "drm-total-vram:\t3 GiB\n")
+    link(os.path.join(root, "proc/6000/fd/1"), "/dev/null")
+    write(os.path.join(root, "proc/6000/fdinfo/1"), "pos:\t0\nflags:\t0100002\nmnt_id:\t5\n")
+    drm_fd(root, 7000, 3, "/dev/dri/renderD131",
+           "drm-driver:\ti915\ndrm-pdev:\t0000:84:00.0\ndrm-client-id:\t3\n"
+           "drm-total-local0:\t4096 KiB\n")
+
+
 def mi250(root):
     """Two MI250X packages (two GCDs each, one per NUMA node): four amdgpu cards. XGMI inside each
     package and between GCD0-GCD2 and GCD1-GCD3; GCD0-GCD3 and GCD1-GCD2 have no direct link."""
@@ -184,6 +218,7 @@ def mi250(root):
                 links.append((11, 2 + (b if i == a else a), weight))
         kfd_gpu_node(root, node, 40000 + 1111 * i, chain[-1], minor, 90010, dev, int(uid, 16),
                      0x5c1a2b3c4d5e6f70, links)
+    mi250_processes(root)
 
 
 def w7900(root):
