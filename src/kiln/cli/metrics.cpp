@@ -1,15 +1,14 @@
 // kiln metrics [--simulate-gpus SPEC] [--store PATH]
 // Prometheus text exposition of this host (docs/reports.md): each GPU under dcgm-exporter's
 // names and labels, and kiln_* metrics of runs, jobs, GPU leases and quarantine. A scraper can
-// run it from a textfile collector or an exec exporter; `kiln serve` may serve it later.
+// run it from a textfile collector or an exec exporter; `kiln serve` serves the same text on
+// GET /metrics (engine/host_metrics.h gathers it for both).
 // Exit codes: 0; 2 for a bad spec; 1 when a driver does not answer in time; 3 otherwise.
-#include <unistd.h>
-
 #include <fmt/core.h>
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
-#include "kiln/engine/gpu_supervisor.h"
+#include "kiln/engine/host_metrics.h"
 #include "kiln/report/metrics.h"
 
 namespace kiln::cli {
@@ -24,12 +23,6 @@ struct MetricsArgs {
   int deadline_ms = 10000;
 };
 
-std::string hostname() {
-  char buffer[256] = {};
-  if (gethostname(buffer, sizeof buffer - 1) != 0) return "";
-  return buffer;
-}
-
 int run_metrics(const MetricsArgs& args) {
   engine::RunOptions options;
   if (!args.simulate.empty()) options.simulate_gpus = args.simulate;
@@ -37,57 +30,13 @@ int run_metrics(const MetricsArgs& args) {
   if (auto applied = apply_host_config(args.config, options); !applied)
     return report_error(applied.error());
   options.gpu_health.provider_deadline = std::chrono::milliseconds(args.deadline_ms);
-  engine::GpuSupervisor supervisor(options);
-  auto inventory = supervisor.inventory();
-  if (!inventory) return report_error(inventory.error());
-
-  std::vector<report::GpuMetrics> gpus;
-  report::KilnMetrics kiln;
-  if (!(*inventory)->gpus.empty()) {
-    auto states = supervisor.states();  // refreshes the inventory's memory figures
-    if (!states) return report_error(states.error());
-    kiln.store_read = true;
-    const std::string host = hostname();
-    for (const auto& g : (*inventory)->gpus) {
-      report::GpuMetrics m;
-      m.index = g.index;
-      m.uuid = g.uuid;
-      m.model = g.model;
-      m.hostname = host;
-      m.device = g.device_nodes.empty()
-                     ? fmt::format("{}{}", g.vendor == "amd" ? "card" : "nvidia", g.index)
-                     : std::filesystem::path(g.device_nodes.front()).filename().string();
-      // What the inventory knows today: memory. Utilization, temperature, power and energy
-      // come with the telemetry sampler (docs/reports.md); until then they are left out.
-      m.memory_used_mib = static_cast<double>(g.memory_used_mib);
-      if (g.memory_total_mib >= g.memory_used_mib)
-        m.memory_free_mib = static_cast<double>(g.memory_total_mib - g.memory_used_mib);
-      const auto& state = states->at(static_cast<std::size_t>(g.index));
-      m.state = std::string(engine::gpu_state_name(state.kind));
-      if (state.kind == engine::GpuState::Kind::leased) ++kiln.gpu_leases;
-      if (state.kind == engine::GpuState::Kind::quarantined) ++kiln.gpus_quarantined;
-      gpus.push_back(std::move(m));
-    }
-  } else {
-    kiln.store_read = true;
-  }
-
   std::optional<std::filesystem::path> path;
   if (!args.store.empty()) path = args.store;
   auto store = open_store(path, args.directory);
   if (!store) return report_error(store.error());
-  store::RunQuery query;
-  query.limit = 0;
-  auto runs = (*store)->list_runs(query);
-  if (!runs) return report_error(runs.error());
-  for (const auto& run : *runs) {
-    ++kiln.runs_by_status[std::string(store::to_string(run.status))];
-    if (store::is_terminal(run.status)) continue;
-    auto jobs = (*store)->list_jobs(run.id);
-    if (!jobs) return report_error(jobs.error());
-    for (const auto& job : *jobs) ++kiln.jobs_by_status[std::string(store::to_string(job.status))];
-  }
-  fmt::print("{}", report::render_prometheus(gpus, kiln));
+  auto metrics = engine::gather_host_metrics(options, **store);
+  if (!metrics) return report_error(metrics.error());
+  fmt::print("{}", report::render_prometheus(metrics->gpus, metrics->kiln));
   return 0;
 }
 

@@ -67,6 +67,19 @@ struct RunOptions {
   // Set to true (from any thread) to cancel this run only, as request_cancel() cancels every
   // run of the process (`kiln serve`'s per-run cancel). Null: only request_cancel().
   std::shared_ptr<std::atomic<bool>> cancel;
+  // A re-run (`kiln rerun`, POST /api/runs/ID/rerun) of the run `run_id` of the store: its
+  // workflow (unless `workflows` names one) runs again as that run's next attempt
+  // (github.run_attempt), with its run number. With failed_only, a job instance that succeeded
+  // there is not run again unless a job it needs runs again: it is recorded as succeeded,
+  // with the earlier job's outputs and artifacts (GitHub's "Re-run failed jobs").
+  struct Rerun {
+    std::int64_t run_id = 0;
+    bool failed_only = false;
+  };
+  std::optional<Rerun> rerun;
+  // Where artifacts are kept: <artifact_dir>/<run id>/<name>/. Empty: <repository>/.kiln/
+  // artifacts (`kiln serve` keeps them in its work_dir, as its checkouts are removed).
+  std::filesystem::path artifact_dir;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).

@@ -199,6 +199,13 @@ int RunQueue::running() const {
   return static_cast<int>(active_.size());
 }
 
+int RunQueue::running_runs() const {
+  std::lock_guard lock(mutex_);
+  std::size_t runs = 0;
+  for (const auto& [id, active] : active_) runs += active.run_ids.size();
+  return static_cast<int>(runs);
+}
+
 void RunQueue::work() {
   while (true) {
     std::int64_t trigger_id = 0;
@@ -284,6 +291,9 @@ void RunQueue::execute(std::int64_t trigger_id) {
   options.repository = *checkout;
   options.event_name = trigger.event;
   options.event_file = event_file;
+  if (trigger.rerun.is_object())  // POST /api/runs/ID/rerun (run_routes.cpp)
+    options.rerun = engine::RunOptions::Rerun{trigger.rerun.value("run", std::int64_t{0}),
+                                              trigger.rerun.value("failed_only", false)};
   // Under the server's prefix, so that its watchdog finds the jobs if the server dies.
   options.job_token_prefix =
       settings_.base.job_token_prefix.empty()

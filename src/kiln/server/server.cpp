@@ -13,6 +13,7 @@
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/gpu_supervisor.h"
 #include "kiln/server/api_json.h"
+#include "kiln/server/routes.h"
 #include "kiln/server/run_queue.h"
 #include "kiln/server/signature.h"
 #include "kiln/server/webhook.h"
@@ -224,6 +225,8 @@ class Service {
         gpus.push_back(to_json(static_cast<int>(i), (*states)[i]));
       reply(res, 200, {{"gpus", gpus}});
     });
+    register_run_routes(http_, routes_);
+    register_metrics_routes(http_, routes_);
   }
 
   void webhook(const Request& req, Response& res) {
@@ -345,6 +348,9 @@ class Service {
   RunQueue queue_;
   httplib::Server http_;
   std::atomic<bool> draining_{false};
+  RouteContext routes_{options_, *store_, queue_, draining_,
+                       [this](const Request& req, Response& res) { return authorized(req, res); },
+                       {}};
 };
 
 }  // namespace
@@ -369,6 +375,7 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
     return fail(ErrorCode::io_error, "cannot create {}: {}", settings.work_dir.string(),
                 ec.message());
   settings.work_dir = fs::absolute(settings.work_dir);
+  settings.base.artifact_dir = settings.work_dir / "artifacts";  // checkouts are removed
   if (settings.public_url.empty())
     settings.public_url =
         fmt::format("http://{}:{}", serve_config.listen_host, serve_config.listen_port);

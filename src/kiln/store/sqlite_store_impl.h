@@ -67,6 +67,7 @@ class SqliteStore final : public Store {
   Result<Trigger> get_trigger(std::int64_t trigger_id) override;
   Result<std::vector<Trigger>> list_triggers(std::optional<TriggerStatus> status,
                                              int limit) override;
+  Result<std::map<TriggerStatus, std::int64_t>> count_triggers() override;
 
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with

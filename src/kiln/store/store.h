@@ -15,6 +15,7 @@
 //   the database failing; unsupported for a database from a newer Kiln.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -123,6 +124,8 @@ class Store {
   // Newest first; `status` filters when set; limit 0: all.
   virtual Result<std::vector<Trigger>> list_triggers(std::optional<TriggerStatus> status,
                                                      int limit) = 0;
+  // How many triggers are in each status (statuses with none are absent): GET /metrics.
+  virtual Result<std::map<TriggerStatus, std::int64_t>> count_triggers() = 0;
 };
 
 }  // namespace kiln::store
