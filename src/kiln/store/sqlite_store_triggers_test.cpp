@@ -137,7 +137,7 @@ TEST_F(RerunStoreTest, CountsByStatusAndTheRerunField) {
 TEST_F(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
   auto store = open_sqlite_store(db_path());
   ASSERT_TRUE(store) << store.error().message;
-  Run run;
+  store::Run run;
   run.repository = "acme/widgets";
   run.workflow_path = ".github/workflows/ci.yml";
   run.workflow_name = "ci";
@@ -148,7 +148,7 @@ TEST_F(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
   EXPECT_EQ(first->attempt, 1);
   EXPECT_EQ(first->rerun_of, 0);
   EXPECT_EQ(second->number, 2);
-  Run again = run;
+  store::Run again = run;
   again.attempt = 2;
   again.rerun_of = first->id;
   again.number = first->number;
