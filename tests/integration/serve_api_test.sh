@@ -205,5 +205,50 @@ expect_rc 0 "kiln metrics on the server's store"
 check "GET /metrics is kiln metrics' text plus the kiln_serve_ families" \
   test "$(grep -v '^kiln_serve_\|^# [A-Z]* kiln_serve_' <<<"$metrics")" == "$OUT"
 
+# ---- server-sent event streams do not starve the server --------------------------------------
+# Each open stream holds one of the HTTP server's threads for as long as its run lasts: with
+# more viewers than threads, webhooks and /healthz would wait for a run to end.
+git -C "$repo" checkout -q -b hold
+cat >"$repo/.github/workflows/hold.yml" <<EOF
+name: hold
+on:
+  push:
+    branches: [hold]
+jobs:
+  wait:
+    runs-on: linux
+    steps:
+      - run: while [ ! -e "$ITEST_DIR/release" ]; do sleep 0.2; done; echo released
+EOF
+commit_all "$repo" "a workflow that waits"
+git -C "$repo" push -q "$bare" hold
+hold_sha="$(git -C "$repo" rev-parse HEAD)"
+sed -e "s|refs/heads/main|refs/heads/hold|" -e "s|$sha|$hold_sha|" "$ITEST_DIR/push.json" >"$ITEST_DIR/hold.json"
+deliver "$ITEST_DIR/hold.json" push delivery-hold
+expect_status 202 "a push of the waiting workflow is accepted"
+hold_trigger="$(json_eval - 'd["trigger"]')"
+hold_run_started() {
+  http GET "/api/runs?limit=50"
+  hold_run="$(json_eval - '[r["id"] for r in d["runs"] if r["name"] == "hold" and r["status"] == "running"][0]' 2>/dev/null)"
+  [[ -n "$hold_run" ]]
+}
+check "the waiting run starts" wait_until 120 hold_run_started
+streams=()
+for _ in $(seq 24); do
+  curl -sS -N -H "$auth" "$SERVE_BASE/api/runs/$hold_run/events" >/dev/null 2>&1 &
+  streams+=($!)
+  itest_track_pid "$!"
+done
+sleep 2
+health="$(curl -sS --max-time 30 -o /dev/null -w '%{http_code}' "$SERVE_BASE/healthz" || echo timeout)"
+check "with 24 event streams open, /healthz still answers ($health)" test "$health" = 200
+deliver "$ITEST_DIR/push.json" push delivery-1
+expect_status 200 "and a webhook is still answered (a redelivery of delivery-1)"
+touch "$ITEST_DIR/release"
+check "the waiting run's trigger finishes" trigger_done "$hold_trigger" finished
+for pid in "${streams[@]}"; do
+  if ! wait_exit "$pid" 60; then fail "an event stream did not end with its run"; fi
+done
+
 serve_stop
 itest_end

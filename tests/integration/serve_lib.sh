@@ -49,7 +49,7 @@ serve_stop() {
 http() {
   local method="$1" path="$2" body="${3:-}"
   shift 3 || shift $#
-  local args=(-sS -o "$ITEST_DIR/last.out" -w '%{http_code}' -X "$method")
+  local args=(-sS --max-time 60 -o "$ITEST_DIR/last.out" -w '%{http_code}' -X "$method")
   local h
   for h in "$@"; do args+=(-H "$h"); done
   if [[ -n "$body" ]]; then args+=(--data-binary "@$body" -H 'Content-Type: application/json'); fi

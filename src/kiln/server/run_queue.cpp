@@ -238,11 +238,16 @@ Result<fs::path> RunQueue::prepare_checkout(const Trigger& trigger,
     fs::create_directories(bare, ec);
     KILN_TRY_VOID(git(bare, {"init", "--quiet", "--bare"}));
   }
-  KILN_TRY_VOID(git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url,
-                           "+" + trigger.ref + ":" + local_ref(trigger.ref)}));
-  // The ref may have moved on since the event: fetch the commit itself when it is missing.
-  if (!git(bare, {"cat-file", "-e", trigger.sha + "^{commit}"}))
-    KILN_TRY_VOID(git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url, trigger.sha}));
+  // Deliveries of a busy branch (and re-runs) name commits the clone has already: fetching
+  // only for a missing commit keeps the one-fetch-at-a-time lock short under load.
+  if (!git(bare, {"cat-file", "-e", trigger.sha + "^{commit}"})) {
+    KILN_TRY_VOID(git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url,
+                             "+" + trigger.ref + ":" + local_ref(trigger.ref)}));
+    // The ref may have moved on since the event: fetch the commit itself when it is missing.
+    if (!git(bare, {"cat-file", "-e", trigger.sha + "^{commit}"}))
+      KILN_TRY_VOID(
+          git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url, trigger.sha}));
+  }
   fs::remove_all(checkout, ec);
   fs::create_directories(checkout.parent_path(), ec);
   KILN_TRY_VOID(git(settings_.work_dir, {"clone", "--quiet", "--shared", "--no-checkout",

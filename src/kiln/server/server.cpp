@@ -29,6 +29,10 @@ using httplib::Response;
 
 // GitHub caps webhook payloads at 25 MB; anything larger is not a forge's delivery.
 constexpr std::size_t k_max_body = 25 * 1024 * 1024;
+// HTTP worker threads. Each open event stream holds one for as long as its run lasts, and each
+// keep-alive connection one between its requests: cpp-httplib's default (8 on a small host)
+// let eight log viewers stall webhooks and /healthz (tests/integration/serve_api_test.sh).
+constexpr std::size_t k_http_threads = 128;
 
 void reply(Response& res, int status, const json& body) {
   res.status = status;
@@ -74,6 +78,7 @@ class Service {
   Status run(const std::atomic<bool>& stop) {
     KILN_TRY_VOID(queue_.start());
     routes();
+    http_.new_task_queue = [] { return new httplib::ThreadPool(k_http_threads); };
     http_.set_payload_max_length(k_max_body);
     int port = serve_.listen_port;
     if (port == 0) {
