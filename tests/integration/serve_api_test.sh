@@ -47,6 +47,16 @@ jobs:
           if [ "$GITHUB_RUN_ATTEMPT" -ge 2 ]; then failure=""; else failure='<failure message="first attempt">boom</failure>'; fi
           echo "<testsuite name=\"t\"><testcase classname=\"unit\" name=\"test_io\">$failure</testcase></testsuite>" > junit.xml
       - run: test "$GITHUB_RUN_ATTEMPT" -ge 2
+  lint:
+    runs-on: linux
+    steps:
+      - run: echo "LINT-RAN attempt=$GITHUB_RUN_ATTEMPT"
+  report:
+    needs: test
+    if: always()
+    runs-on: linux
+    steps:
+      - run: echo "REPORT-RAN attempt=$GITHUB_RUN_ATTEMPT"
 EOF
 commit_all "$repo" "a workflow"
 mkdir -p "$(dirname "$bare")"
@@ -151,12 +161,15 @@ expect_json 'd["status"]' success "the re-run succeeds"
 expect_json 'd["attempt"]' 2 "attempt 2"
 expect_json 'd["rerun_of"]' "$run1" "of the first run"
 expect_json 'd["number"]' "$run1_number" "with the same run number"
-expect_json '[(j["key"], j["conclusion"]) for j in d["jobs"]]' '[["build", "success"], ["test", "success"]]' "both jobs succeeded"
+expect_json 'sorted((j["key"], j["conclusion"]) for j in d["jobs"])' '[["build", "success"], ["lint", "success"], ["report", "success"], ["test", "success"]]' "every job succeeded"
+expect_json 'sorted(j["key"] for j in d["jobs"] if j["reused_from"])' '["build", "lint"]' "the jobs that succeeded and need nothing that failed were reused"
 expect_json '[j for j in d["jobs"] if j["key"] == "build"][0]["reused_from"]["run"]' "$run1" "the build job was reused from the first run"
 expect_json '[j for j in d["jobs"] if j["key"] == "build"][0]["message"]' "reused from run $run1" "its message says so"
 expect_json '[j for j in d["jobs"] if j["key"] == "test"][0]["reused_from"]' None "the test job ran again"
 http GET "/api/runs/$run2/logs?limit=0" "" "$auth"
 expect_not_contains "$OUT" "BUILD-RAN" "the build job's steps did not run again"
+expect_not_contains "$OUT" "LINT-RAN" "nor the lint job's"
+expect_contains "$OUT" "REPORT-RAN attempt=2" "the job that succeeded in attempt 1 but needs the failed one ran again"
 expect_contains "$OUT" "TEST attempt=2/2 version=$version1 artifact=built in attempt 1" \
   "the test job ran as attempt 2 with the reused build's output and artifact"
 expect_contains "$OUT" "1 flaky" "the JUnit test that failed in attempt 1 and passed now is flaky"
@@ -177,7 +190,7 @@ http GET "/api/triggers/$full_trigger"
 run3="$(json_eval - 'd["run_ids"][0]')"
 http GET "/api/runs/$run3"
 expect_json 'd["attempt"]' 3 "attempt 3"
-expect_json '[j["reused_from"] for j in d["jobs"]]' '[null, null]' "nothing is reused"
+expect_json 'all(j["reused_from"] is None for j in d["jobs"]) and len(d["jobs"])' 4 "nothing is reused"
 http GET "/api/runs/$run3/logs?limit=0" "" "$auth"
 expect_contains "$OUT" "BUILD-RAN attempt=3" "the build job ran again"
 
