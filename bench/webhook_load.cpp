@@ -68,21 +68,33 @@ Options parse(int argc, char** argv) {
     std::string flag = argv[i];
     if (i + 1 >= argc) usage(("missing a value after " + flag).c_str());
     std::string value = argv[++i];
-    if (flag == "--url") o.url = value;
-    else if (flag == "--secret") o.secret = value;
-    else if (flag == "--repository") o.repository = value;
-    else if (flag == "--sha") o.sha = value;
-    else if (flag == "--ref") o.ref = value;
-    else if (flag == "--rate") o.rate = std::stod(value);
-    else if (flag == "--duration") o.duration = std::stod(value);
-    else if (flag == "--connections") o.connections = std::stoi(value);
-    else if (flag == "--prefix") o.prefix = value;
-    else if (flag == "--out") o.out = value;
-    else usage(("unknown option " + flag).c_str());
+    if (flag == "--url")
+      o.url = value;
+    else if (flag == "--secret")
+      o.secret = value;
+    else if (flag == "--repository")
+      o.repository = value;
+    else if (flag == "--sha")
+      o.sha = value;
+    else if (flag == "--ref")
+      o.ref = value;
+    else if (flag == "--rate")
+      o.rate = std::stod(value);
+    else if (flag == "--duration")
+      o.duration = std::stod(value);
+    else if (flag == "--connections")
+      o.connections = std::stoi(value);
+    else if (flag == "--prefix")
+      o.prefix = value;
+    else if (flag == "--out")
+      o.out = value;
+    else
+      usage(("unknown option " + flag).c_str());
   }
   if (o.url.empty() || o.secret.empty() || o.repository.empty() || o.sha.empty() || o.out.empty())
     usage("--url, --secret, --repository, --sha and --out are required");
-  if (o.rate <= 0 || o.duration <= 0 || o.connections <= 0) usage("rate, duration, connections > 0");
+  if (o.rate <= 0 || o.duration <= 0 || o.connections <= 0)
+    usage("rate, duration, connections > 0");
   return o;
 }
 
@@ -118,13 +130,12 @@ int main(int argc, char** argv) {
       Result& r = results[static_cast<std::size_t>(i)];
       r.n = i;
       r.delivery = fmt::format("{}-{}", o.prefix, i);
-      nlohmann::json payload = {
-          {"ref", o.ref},
-          {"before", std::string(40, '0')},
-          {"after", o.sha},
-          {"repository", {{"full_name", o.repository}}},
-          {"sender", {{"login", "webhook-load"}}},
-          {"kiln_load", {{"n", i}, {"delivery", r.delivery}}}};
+      nlohmann::json payload = {{"ref", o.ref},
+                                {"before", std::string(40, '0')},
+                                {"after", o.sha},
+                                {"repository", {{"full_name", o.repository}}},
+                                {"sender", {{"login", "webhook-load"}}},
+                                {"kiln_load", {{"n", i}, {"delivery", r.delivery}}}};
       const std::string body = payload.dump();
       httplib::Headers headers = {
           {"X-GitHub-Event", "push"},
@@ -151,8 +162,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int i = 0; i < o.connections; ++i) threads.emplace_back(worker);
   for (auto& thread : threads) thread.join();
-  const double elapsed =
-      std::chrono::duration<double>(Clock::now() - start).count();
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
 
   std::ofstream out(o.out, std::ios::trunc);
   std::map<int, int> by_status;
@@ -161,8 +171,9 @@ int main(int argc, char** argv) {
     ++by_status[r.status];
     http_us.push_back(r.http_us);
     late_us.push_back(r.late_us);
-    out << nlohmann::json{{"delivery", r.delivery}, {"n", r.n},           {"sent_ms", r.sent_ms},
-                          {"status", r.status},     {"trigger", r.trigger}, {"http_us", r.http_us},
+    out << nlohmann::json{{"delivery", r.delivery}, {"n", r.n},
+                          {"sent_ms", r.sent_ms},   {"status", r.status},
+                          {"trigger", r.trigger},   {"http_us", r.http_us},
                           {"late_us", r.late_us}}
                .dump()
         << "\n";

@@ -13,12 +13,18 @@ namespace {
 // A delivery's result, from the answer the service (or the HTTP layer) gave it.
 std::string delivery_result(const httplib::Response& res) {
   switch (res.status) {
-    case 200: return "duplicate";
-    case 202: return res.body.find("\"ignored\"") != std::string::npos ? "ignored" : "accepted";
-    case 401: return "bad_signature";
-    case 413: return "too_large";
-    case 503: return "unavailable";
-    default: return res.status >= 400 && res.status < 500 ? "malformed" : "error";
+    case 200:
+      return "duplicate";
+    case 202:
+      return res.body.find("\"ignored\"") != std::string::npos ? "ignored" : "accepted";
+    case 401:
+      return "bad_signature";
+    case 413:
+      return "too_large";
+    case 503:
+      return "unavailable";
+    default:
+      return res.status >= 400 && res.status < 500 ? "malformed" : "error";
   }
 }
 

@@ -5,8 +5,8 @@
 #include <thread>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "kiln/server/routes.h"
 #include "kiln/server/zip_archive.h"
@@ -56,8 +56,9 @@ void rerun(RouteContext& context, const Request& req, Response& res) {
   auto run = context.store.get_run(run_id);
   if (!run) return reply_error(res, http_status(run.error()), run.error().message);
   if (!store::is_terminal(run->status))
-    return reply_error(res, 409, fmt::format("run {} is {}: wait until it ends", run_id,
-                                             store::to_string(run->status)));
+    return reply_error(
+        res, 409,
+        fmt::format("run {} is {}: wait until it ends", run_id, store::to_string(run->status)));
   if (failed_only && run->status == store::RunStatus::success)
     return reply_error(res, 409, fmt::format("run {} succeeded: no job to re-run", run_id));
   auto original = trigger_of(context.store, run_id);
@@ -78,8 +79,11 @@ void rerun(RouteContext& context, const Request& req, Response& res) {
   context.queue.enqueue(**created);
   spdlog::info("run {}: re-run queued as trigger {}{}", run_id, **created,
                failed_only ? " (failed jobs)" : "");
-  reply(res, 202, {{"trigger", **created}, {"rerun_of", run_id}, {"failed_only", failed_only},
-                   {"attempt", run->attempt + 1}});
+  reply(res, 202,
+        {{"trigger", **created},
+         {"rerun_of", run_id},
+         {"failed_only", failed_only},
+         {"attempt", run->attempt + 1}});
 }
 
 json artifact_json(std::int64_t run_id, const store::Artifact& artifact) {
@@ -116,10 +120,9 @@ void download_artifact(RouteContext& context, const Request& req, Response& res)
   std::error_code ec;
   if (!fs::is_directory(artifact->path, ec))
     return reply_error(res, 410, fmt::format("the files of artifact {} are gone", name));
-  const fs::path zip_path =
-      fs::temp_directory_path() /
-      fmt::format("kiln-artifact-{}-{}-{}.zip", run_id, artifact->id,
-                  std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  const fs::path zip_path = fs::temp_directory_path() /
+                            fmt::format("kiln-artifact-{}-{}-{}.zip", run_id, artifact->id,
+                                        std::hash<std::thread::id>{}(std::this_thread::get_id()));
   if (auto written = write_zip(artifact->path, zip_path); !written)
     return reply_error(res, 500, written.error().message);
   const auto size = fs::file_size(zip_path, ec);
@@ -146,9 +149,8 @@ void register_run_routes(httplib::Server& http, RouteContext& context) {
             [&context](const Request& req, Response& res) { rerun(context, req, res); });
   http.Get(R"(/api/runs/(\d+)/artifacts)",
            [&context](const Request& req, Response& res) { list_artifacts(context, req, res); });
-  http.Get(R"(/api/runs/(\d+)/artifacts/([^/]+))", [&context](const Request& req, Response& res) {
-    download_artifact(context, req, res);
-  });
+  http.Get(R"(/api/runs/(\d+)/artifacts/([^/]+))",
+           [&context](const Request& req, Response& res) { download_artifact(context, req, res); });
 }
 
 }  // namespace kiln::server

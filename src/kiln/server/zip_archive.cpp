@@ -42,8 +42,8 @@ Status write_zip(const fs::path& directory, const fs::path& zip_path) {
     return failure;
   }
   auto give_up = [&](const std::string& what) -> Status {
-    auto failure = fail(ErrorCode::io_error, "{}: {}: {}", zip_path.string(), what,
-                        zip_strerror(archive));
+    auto failure =
+        fail(ErrorCode::io_error, "{}: {}: {}", zip_path.string(), what, zip_strerror(archive));
     zip_discard(archive);
     fs::remove(zip_path, ec);
     return failure;
