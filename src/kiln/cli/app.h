@@ -21,5 +21,6 @@ void add_bench_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 void add_metrics_command(CLI::App& app, int& exit_code);
 void add_serve_commands(CLI::App& app, int& exit_code);  // serve, approve, trigger
+void add_rerun_command(CLI::App& app, int& exit_code);
 
 }  // namespace kiln::cli

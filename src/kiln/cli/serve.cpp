@@ -1,13 +1,11 @@
 // kiln serve: the service (docs/serve.md); kiln approve and kiln trigger: its API from the CLI.
 
-#include <httplib.h>
-
 #include <csignal>
-#include <cstdlib>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "kiln/cli/api_client.h"
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/exec/process_tracker.h"
@@ -66,58 +64,6 @@ int serve_command(const ServeArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that goes away must not end the server
   if (auto served = server::serve(options, g_stop); !served) return report_error(served.error());
   return 0;
-}
-
-struct ClientArgs {
-  std::string server;
-  std::string token;
-  std::string cacert;
-};
-
-void add_client_options(CLI::App* cmd, ClientArgs& args) {
-  cmd->add_option("--server", args.server,
-                  "the kiln server's URL (default: $KILN_SERVER, else http://127.0.0.1:8080)");
-  cmd->add_option("--token", args.token, "API token (default: $KILN_TOKEN)");
-  cmd->add_option("--cacert", args.cacert,
-                  "PEM file of the CA (or self-signed certificate) an https --server is checked "
-                  "against (default: $KILN_CA_CERT, else the system's CAs)");
-}
-
-// POSTs `body` to the server and prints the answer; 2xx: 0, 4xx: 2, else 3.
-int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body) {
-  std::string server = args.server;
-  if (server.empty()) {
-    const char* env = std::getenv("KILN_SERVER");
-    server = env && *env ? env : "http://127.0.0.1:8080";
-  }
-  std::string token = args.token;
-  if (token.empty()) {
-    if (const char* env = std::getenv("KILN_TOKEN")) token = env;
-  }
-  std::string cacert = args.cacert;
-  if (cacert.empty()) {
-    if (const char* env = std::getenv("KILN_CA_CERT")) cacert = env;
-  }
-  httplib::Client client(server);
-  if (!cacert.empty()) client.set_ca_cert_path(cacert);
-  httplib::Headers headers;
-  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  auto response = client.Post(path, headers, body.dump(), "application/json");
-  if (!response) {
-    fmt::print(stderr, "kiln: error: {}{}: {}\n", server, path,
-               httplib::to_string(response.error()));
-    return 3;
-  }
-  auto answer = nlohmann::json::parse(response->body, nullptr, false);
-  if (response->status >= 200 && response->status < 300) {
-    fmt::print("{}\n", answer.is_discarded() ? response->body : answer.dump());
-    return 0;
-  }
-  std::string message = !answer.is_discarded() && answer.contains("error")
-                            ? answer["error"].get<std::string>()
-                            : response->body;
-  fmt::print(stderr, "kiln: error: HTTP {}: {}\n", response->status, message);
-  return response->status >= 400 && response->status < 500 ? 2 : 3;
 }
 
 }  // namespace

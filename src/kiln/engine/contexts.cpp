@@ -67,6 +67,7 @@ JobContexts make_job_contexts(const RepositoryInfo& repo, const plan::Event& eve
   contexts.github = workflow_github_context(repo, event, place.workflow_name, place.workflow_path,
                                             place.run_id, place.run_number);
   auto& github = contexts.github;
+  github["run_attempt"] = std::to_string(place.run_attempt);
   github["job"] = place.job_id;
   github["workspace"] = place.workspace.string();
   github["event_path"] = place.event_path.string();
@@ -101,7 +102,7 @@ JobContexts make_job_contexts(const RepositoryInfo& repo, const plan::Event& eve
   env["GITHUB_REPOSITORY"] = repo.name;
   env["GITHUB_REPOSITORY_OWNER"] = github["repository_owner"];
   env["GITHUB_RETENTION_DAYS"] = "90";
-  env["GITHUB_RUN_ATTEMPT"] = "1";
+  env["GITHUB_RUN_ATTEMPT"] = std::to_string(place.run_attempt);
   env["GITHUB_RUN_ID"] = std::to_string(place.run_id);
   env["GITHUB_RUN_NUMBER"] = std::to_string(place.run_number);
   env["GITHUB_SHA"] = event.sha;

@@ -16,6 +16,7 @@ namespace kiln::engine {
 struct JobPlace {
   std::int64_t run_id = 0;
   std::int64_t run_number = 1;
+  int run_attempt = 1;
   std::string workflow_name;
   std::string workflow_path;  // relative to the repository
   std::string job_id;

@@ -73,6 +73,19 @@ struct RunOptions {
   // trigger's runs), so that a workflow's or job's `concurrency:` holds across them. Null:
   // groups hold among this call's runs only (`kiln run`).
   std::shared_ptr<ConcurrencyRegistry> concurrency;
+  // A re-run (`kiln rerun`, POST /api/runs/ID/rerun) of the run `run_id` of the store: its
+  // workflow (unless `workflows` names one) runs again as that run's next attempt
+  // (github.run_attempt), with its run number. With failed_only, a job instance that succeeded
+  // there is not run again unless a job it needs runs again: it is recorded as succeeded,
+  // with the earlier job's outputs and artifacts (GitHub's "Re-run failed jobs").
+  struct Rerun {
+    std::int64_t run_id = 0;
+    bool failed_only = false;
+  };
+  std::optional<Rerun> rerun;
+  // Where artifacts are kept: <artifact_dir>/<run id>/<name>/. Empty: <repository>/.kiln/
+  // artifacts (`kiln serve` keeps them in its work_dir, as its checkouts are removed).
+  std::filesystem::path artifact_dir;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).

@@ -132,6 +132,7 @@ class JobRun : public ActionHost {
     JobPlace place;
     place.run_id = setup_.run_id;
     place.run_number = setup_.run_number;
+    place.run_attempt = setup_.run_attempt;
     const SelectedWorkflow* triggered = setup_.triggered ? setup_.triggered : setup_.workflow;
     place.workflow_name = triggered->name;
     place.workflow_path = triggered->path.string();
@@ -514,7 +515,7 @@ class JobRun : public ActionHost {
     context.repository = setup_.repo->root;
     context.sha = setup_.event->sha;
     context.ref = setup_.event->ref;
-    context.artifact_root = setup_.kiln_dir / "artifacts" / std::to_string(setup_.run_id);
+    context.artifact_root = setup_.artifact_root;
     context.cache_root = setup_.kiln_dir / "cache";
     context.log = [this](std::string_view line) { log_line("output", setup_.masker->mask(line)); };
     context.env = env;

@@ -33,6 +33,7 @@ struct JobSetup {
   const workflow::Job* job = nullptr;
   std::int64_t run_id = 0;
   std::int64_t run_number = 1;
+  int run_attempt = 1;       // github.run_attempt: 2 and up for a re-run
   std::int64_t job_row = 0;  // the store row, created (queued) by the scheduler
   PlannedInstance instance;
   std::vector<std::string> labels;
@@ -56,6 +57,7 @@ struct JobSetup {
   gpu::TelemetryPolicy telemetry;
   std::uint64_t gpu_memory_budget_mib = 0;
   std::filesystem::path kiln_dir;             // <repository>/.kiln
+  std::filesystem::path artifact_root;        // this run's artifacts (RunOptions::artifact_dir)
   const exec::CancelToken* cancel = nullptr;  // fail-fast, concurrency, Ctrl-C
 };
 

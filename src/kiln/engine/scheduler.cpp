@@ -13,7 +13,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -70,6 +72,7 @@ struct Instance {
   std::string token;               // its KILN_JOB_TOKEN, set when it is placed
   SourceLocation gpu_where;        // the runs-on label that asks for GPUs, for messages
   bool said_waiting = false;       // "waiting for GPUs" is printed once
+  bool reused = false;             // a re-run took it over from the earlier attempt
   JobSummary summary;
   std::thread thread;
 };
@@ -101,6 +104,10 @@ struct Node {
   Conclusion result = Conclusion::skipped;
   bool ancestor_failed = false;  // for failure() in a job-level if
   std::map<std::string, std::string> outputs;
+  // Re-run of failed jobs: every job it needs (and its call's caller) was reused, so its own
+  // instances that succeeded in the earlier attempt may be reused too; `reused` once all were.
+  bool inputs_reused = false;
+  bool reused = false;
 };
 
 struct WorkflowState {
@@ -151,6 +158,16 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   }
   ~Scheduler() override { groups_->leave(owner_); }
 
+  // Makes this a re-run of `earlier` (RunOptions::rerun); with failed_only, `earlier_jobs`
+  // are the jobs whose successes may be reused.
+  void set_rerun(store::Run earlier, const std::vector<store::Job>& earlier_jobs,
+                 bool failed_only) {
+    earlier_ = std::move(earlier);
+    if (!failed_only) return;
+    for (const auto& job : earlier_jobs)
+      if (job.status == store::JobStatus::success) reusable_[job.key] = job;
+  }
+
   Result<RunReport> run(const Selection& selection) {
     for (const auto& [uses, called] : selection.called) {
       auto selected = std::make_unique<SelectedWorkflow>();
@@ -187,12 +204,20 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     run.started_at = run.created_at;
     run.owner = store::current_process();
     run.extra = {{"changed_files", event_.changed_files.size()}};
+    if (earlier_) {
+      run.attempt = earlier_->attempt + 1;
+      run.rerun_of = earlier_->id;
+      run.number = earlier_->number;
+      run.extra["rerun"] = {{"of", earlier_->id},
+                            {"failed_only", options_.rerun && options_.rerun->failed_only}};
+    }
     KILN_TRY(state->run, store_.create_run(run));
 
     auto& contexts = state->base_contexts;
     contexts = expr::Value::object();
     contexts["github"] = workflow_github_context(
         repo_, event_, selected.name, selected.path.string(), state->run.id, state->run.number);
+    contexts["github"]["run_attempt"] = std::to_string(state->run.attempt);
     // Dispatch inputs with the workflow's defaults and types applied.
     std::map<std::string, std::string> input_values = event_.inputs;
     if (const auto* trigger = selected.workflow.find_trigger("workflow_dispatch");
@@ -458,9 +483,11 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   void resolve(WorkflowState& wf, Node& node) {
     const auto& job = *node.job;
     bool needs_succeeded = true;
+    node.inputs_reused = !reusable_.empty() && (!node.scope || node.scope->caller->inputs_reused);
     for (const auto& need : job.needs) {
       Node* dep = find_node(wf, need.value, node);
       if (!dep) continue;
+      if (!dep->reused) node.inputs_reused = false;
       if (dep->result != Conclusion::success) needs_succeeded = false;
       if (dep->result == Conclusion::failure || dep->ancestor_failed) node.ancestor_failed = true;
     }
@@ -585,7 +612,12 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
       if (id) instance.job_row = *id;
       instance.claim.id = fmt::format("job:{}:{}", wf.run.id, instance.planned.key);
       instance_claims_[instance.claim.id] = &instance;
-      if (!error.empty()) finish_instance_now(instance, Conclusion::failure, error);
+      if (!error.empty()) {
+        finish_instance_now(instance, Conclusion::failure, error);
+      } else if (node.inputs_reused) {
+        if (auto earlier = reusable_.find(instance.planned.key); earlier != reusable_.end())
+          reuse_instance(wf, instance, earlier->second);
+      }
     }
     maybe_finish_node(wf, node);
   }
@@ -598,6 +630,61 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     nlohmann::json needs = nlohmann::json::array();
     for (const auto& need : node.job->needs) needs.push_back(prefix + need.value);
     return {{"node", prefix + node.job->id}, {"needs", std::move(needs)}};
+  }
+
+  // Re-run of failed jobs: an instance that succeeded in the earlier attempt, with nothing it
+  // needs run again, is recorded as succeeded with that job's outputs; the artifacts that job
+  // uploaded are linked into this run, so jobs that run again can download them.
+  void reuse_instance(WorkflowState& wf, Instance& instance, const store::Job& earlier) {
+    instance.reused = true;
+    if (earlier.outputs.is_object())
+      for (const auto& [key, value] : earlier.outputs.items())
+        if (value.is_string()) instance.summary.outputs[key] = value.get<std::string>();
+    instance.summary.order = ++finished_count_;
+    if (auto row = store_.get_job(instance.job_row)) {
+      row->outputs = earlier.outputs;
+      row->started_at = store::now_ms();
+      row->extra = {{"reused_from", {{"run", earlier.run_id}, {"job", earlier.id}}}};
+      (void)store_.update_job(*row);
+    }
+    if (auto artifacts = store_.list_artifacts(earlier.run_id)) {
+      for (auto artifact : *artifacts) {
+        if (artifact.job_id != earlier.id) continue;
+        const auto target = artifact_root(wf.run.id) / artifact.name;
+        std::error_code ec;
+        std::filesystem::create_directories(target.parent_path(), ec);
+        std::filesystem::copy(artifact.path, target,
+                              std::filesystem::copy_options::recursive |
+                                  std::filesystem::copy_options::create_hard_links,
+                              ec);
+        if (ec) {
+          ec.clear();
+          std::filesystem::copy(artifact.path, target,
+                                std::filesystem::copy_options::recursive, ec);
+        }
+        if (ec) {
+          observer_.job_line(instance.planned.key, "warning",
+                             fmt::format("cannot reuse artifact {}: {}", artifact.name,
+                                         ec.message()));
+          continue;
+        }
+        artifact.run_id = wf.run.id;
+        artifact.job_id = instance.job_row;
+        artifact.path = target.string();
+        artifact.created_at = 0;
+        artifact.expires_at = 0;
+        (void)store_.create_artifact(artifact);
+      }
+    }
+    observer_.job_line(instance.planned.key, "kiln",
+                       fmt::format("succeeded in run {}: not run again", earlier.run_id));
+    finish_instance_now(instance, Conclusion::success,
+                        fmt::format("reused from run {}", earlier.run_id));
+  }
+
+  std::filesystem::path artifact_root(std::int64_t run_id) const {
+    return (options_.artifact_dir.empty() ? kiln_dir_ / "artifacts" : options_.artifact_dir) /
+           std::to_string(run_id);
   }
 
   // Records a job that never runs (skipped, cancelled before it started, or failed while being
@@ -765,6 +852,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     setup.job = node.job;
     setup.run_id = wf.run.id;
     setup.run_number = wf.run.number;
+    setup.run_attempt = wf.run.attempt;
     setup.job_row = instance.job_row;
     setup.instance = instance.planned;
     setup.labels = instance.labels;
@@ -792,6 +880,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
                                       ? instance.gpu_request.memory_budget_mib
                                       : options_.gpu_telemetry.memory_budget_mib.value_or(0);
     setup.kiln_dir = kiln_dir_;
+    setup.artifact_root = artifact_root(wf.run.id);
     setup.cancel = &instance.cancel;
     observer_.job_started(instance.planned.key);
     instance.thread = std::thread([this, setup, &wf, &node, &instance] {
@@ -847,7 +936,9 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
       if (instance.state != Instance::State::done) return;
     bool any_failure = false, any_cancelled = false, all_skipped = true;
     std::vector<const Instance*> by_finish;
+    node.reused = node.inputs_reused && !node.instances.empty();
     for (const auto& instance : node.instances) {
+      if (!instance.reused) node.reused = false;
       const auto& summary = instance.summary;
       if (summary.conclusion == Conclusion::failure && !instance.continue_on_error)
         any_failure = true;
@@ -940,9 +1031,11 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
       for (const Node* child : scope->nodes)
         if (child->state != Node::State::done) return;
     bool any_failure = false, any_cancelled = false, all_skipped = true;
+    node.reused = node.inputs_reused;
     for (CallScope* scope : node.calls) {
       expr::Value jobs = expr::Value::object();
       for (const Node* child : scope->nodes) {
+        if (!child->reused) node.reused = false;
         if (child->result == Conclusion::failure) any_failure = true;
         if (child->result == Conclusion::cancelled) any_cancelled = true;
         if (child->result != Conclusion::skipped) all_skipped = false;
@@ -1067,6 +1160,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   std::map<std::string, std::unique_ptr<SelectedWorkflow>> called_;  // by `uses:` text
   int last_done_ = -1;
   std::vector<std::string> last_running_;
+  std::optional<store::Run> earlier_;               // the run this one repeats (a re-run)
+  std::map<std::string, store::Job> reusable_;      // its succeeded jobs, by key (failed_only)
 };
 
 }  // namespace
@@ -1081,12 +1176,26 @@ int RunReport::exit_code() const {
 
 Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserver& observer) {
   KILN_TRY(auto repo, inspect_repository(options.repository));
-  KILN_TRY(auto event, make_event(options, repo));
-  KILN_TRY(auto selection, select_workflows(options, repo, event));
+  // A re-run runs the earlier run's workflow file again.
+  RunOptions effective = options;
+  std::optional<store::Run> earlier;
+  std::vector<store::Job> earlier_jobs;
+  if (options.rerun) {
+    KILN_TRY(earlier, store.get_run(options.rerun->run_id));
+    KILN_TRY(earlier_jobs, store.list_jobs(earlier->id));
+    if (!effective.workflows) {
+      std::filesystem::path path = earlier->workflow_path;
+      effective.workflows = path.is_absolute() ? path : repo.root / path;
+    }
+  }
+  KILN_TRY(auto event, make_event(effective, repo));
+  KILN_TRY(auto selection, select_workflows(effective, repo, event));
   if (workflow::has_errors(selection.diagnostics))
     return std::unexpected(diagnostics_error(selection.diagnostics));
   for (const auto& diagnostic : selection.diagnostics) observer.warning(diagnostic.to_string());
-  Scheduler scheduler(options, repo, event, store, observer);
+  Scheduler scheduler(effective, repo, event, store, observer);
+  if (earlier)
+    scheduler.set_rerun(std::move(*earlier), earlier_jobs, options.rerun->failed_only);
   return scheduler.run(selection);
 }
 

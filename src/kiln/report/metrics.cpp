@@ -120,6 +120,29 @@ std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMet
                          it == kiln.jobs_by_status.end() ? 0 : it->second);
     }
   }
+  if (kiln.serve) {
+    const auto& serve = *kiln.serve;
+    out += "# HELP kiln_serve_triggers Triggers (accepted events and re-runs) in the store, by "
+           "status.\n# TYPE kiln_serve_triggers gauge\n";
+    for (const char* status :
+         {"queued", "waiting_approval", "running", "finished", "failed", "cancelled"}) {
+      auto it = serve.triggers_by_status.find(status);
+      out += fmt::format("kiln_serve_triggers{{status=\"{}\"}} {}\n", status,
+                         it == serve.triggers_by_status.end() ? 0 : it->second);
+    }
+    out += fmt::format(
+        "# HELP kiln_serve_runs_running Runs this server is executing.\n"
+        "# TYPE kiln_serve_runs_running gauge\nkiln_serve_runs_running {}\n",
+        serve.runs_running);
+    out += "# HELP kiln_serve_webhook_deliveries_total Webhook deliveries received since the "
+           "server started, by result.\n# TYPE kiln_serve_webhook_deliveries_total counter\n";
+    for (const char* result : {"accepted", "duplicate", "ignored", "bad_signature", "malformed",
+                               "too_large", "unavailable", "error"}) {
+      auto it = serve.webhook_deliveries.find(result);
+      out += fmt::format("kiln_serve_webhook_deliveries_total{{result=\"{}\"}} {}\n", result,
+                         it == serve.webhook_deliveries.end() ? 0 : it->second);
+    }
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 // hosts unchanged, and kiln_* metrics of runs, jobs and GPU leases. The caller gathers the
 // numbers (cli/metrics.cpp); this file only formats them.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,12 +37,22 @@ struct GpuMetrics {
   std::vector<std::pair<int, double>> process_memory_mib;
 };
 
+// What `kiln serve` adds on GET /metrics (docs/serve.md): its queue and its webhook receiver.
+struct ServeMetrics {
+  std::map<std::string, int> triggers_by_status;  // every trigger of the store
+  int runs_running = 0;                            // runs this server's workers execute now
+  // Webhook deliveries since the server started, by result: accepted, duplicate, ignored,
+  // bad_signature, malformed, too_large, unavailable, error.
+  std::map<std::string, std::int64_t> webhook_deliveries;
+};
+
 struct KilnMetrics {
   std::map<std::string, int> runs_by_status;  // every run of the store
   std::map<std::string, int> jobs_by_status;  // the jobs of runs not finished yet (the queue)
   int gpu_leases = 0;                         // leases held on this host
   int gpus_quarantined = 0;
   bool store_read = false;  // false: the store could not be read; its metrics are left out
+  std::optional<ServeMetrics> serve;  // set by `kiln serve` only
 };
 
 std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMetrics& kiln);

@@ -133,6 +133,28 @@ TEST(MetricsTest, UnknownFamiliesAreLeftOutAndLabelsEscaped) {
   EXPECT_NE(empty.find("kiln_gpus 0\n"), std::string::npos);
 }
 
+TEST(MetricsTest, ServeQueueAndWebhookFamilies) {
+  KilnMetrics kiln;
+  kiln.store_read = true;
+  EXPECT_EQ(render_prometheus({}, kiln).find("kiln_serve_"), std::string::npos);
+  ServeMetrics serve;
+  serve.triggers_by_status = {{"queued", 3}, {"finished", 10}};
+  serve.runs_running = 2;
+  serve.webhook_deliveries = {{"accepted", 13}, {"bad_signature", 4}};
+  kiln.serve = serve;
+  auto text = render_prometheus({gpu(0)}, kiln);
+  EXPECT_TRUE(check_exposition(text).empty()) << text;
+  EXPECT_NE(text.find("kiln_serve_triggers{status=\"queued\"} 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("kiln_serve_triggers{status=\"waiting_approval\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("kiln_serve_runs_running 2\n"), std::string::npos);
+  EXPECT_NE(text.find("kiln_serve_webhook_deliveries_total{result=\"accepted\"} 13\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("kiln_serve_webhook_deliveries_total{result=\"bad_signature\"} 4\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("kiln_serve_webhook_deliveries_total{result=\"malformed\"} 0\n"),
+            std::string::npos);
+}
+
 TEST(MetricsTest, TheCheckerCatchesBrokenText) {
   EXPECT_FALSE(check_exposition("metric{a=\"unterminated} 1\n").empty());
   EXPECT_FALSE(check_exposition("# TYPE m gauge\nm 1\n").empty());  // TYPE without HELP

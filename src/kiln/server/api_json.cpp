@@ -47,6 +47,10 @@ json job_json(const store::JobDetail& detail) {
           {"message", job.message},
           {"node", graph_field(job, "node", json(job.key))},
           {"needs", graph_field(job, "needs", json::array())},
+          // A re-run of failed jobs took this job over from an earlier attempt: {run, job}.
+          {"reused_from", job.extra.is_object() && job.extra.contains("reused_from")
+                              ? json::parse(job.extra["reused_from"].dump())
+                              : json(nullptr)},
           {"steps", steps}};
 }
 
@@ -62,6 +66,8 @@ json to_json(const store::Run& run) {
           {"ref", run.ref},
           {"sha", run.sha},
           {"status", store::to_string(run.status)},
+          {"attempt", run.attempt},
+          {"rerun_of", run.rerun_of != 0 ? json(run.rerun_of) : json(nullptr)},
           {"created_at", run.created_at},
           {"started_at", run.started_at},
           {"finished_at", run.finished_at}};
@@ -95,6 +101,7 @@ json to_json(const store::Trigger& trigger) {
           {"message", trigger.message},
           {"run_ids", trigger.run_ids.is_array() ? json::parse(trigger.run_ids.dump())
                                                  : json::array()},
+          {"rerun", json::parse(trigger.rerun.dump())},
           {"created_at", trigger.created_at},
           {"updated_at", trigger.updated_at}};
 }

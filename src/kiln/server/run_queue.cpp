@@ -224,6 +224,13 @@ int RunQueue::running() const {
   return static_cast<int>(active_.size());
 }
 
+int RunQueue::running_runs() const {
+  std::lock_guard lock(mutex_);
+  std::size_t runs = 0;
+  for (const auto& [id, active] : active_) runs += active.run_ids.size();
+  return static_cast<int>(runs);
+}
+
 void RunQueue::work() {
   while (true) {
     std::int64_t trigger_id = 0;
@@ -256,11 +263,16 @@ Result<fs::path> RunQueue::prepare_checkout(const Trigger& trigger,
     fs::create_directories(bare, ec);
     KILN_TRY_VOID(git(bare, {"init", "--quiet", "--bare"}));
   }
-  KILN_TRY_VOID(git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url,
-                           "+" + trigger.ref + ":" + local_ref(trigger.ref)}));
-  // The ref may have moved on since the event: fetch the commit itself when it is missing.
-  if (!git(bare, {"cat-file", "-e", trigger.sha + "^{commit}"}))
-    KILN_TRY_VOID(git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url, trigger.sha}));
+  // Deliveries of a busy branch (and re-runs) name commits the clone has already: fetching
+  // only for a missing commit keeps the one-fetch-at-a-time lock short under load.
+  if (!git(bare, {"cat-file", "-e", trigger.sha + "^{commit}"})) {
+    KILN_TRY_VOID(git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url,
+                             "+" + trigger.ref + ":" + local_ref(trigger.ref)}));
+    // The ref may have moved on since the event: fetch the commit itself when it is missing.
+    if (!git(bare, {"cat-file", "-e", trigger.sha + "^{commit}"}))
+      KILN_TRY_VOID(
+          git(bare, {"fetch", "--quiet", "--no-tags", repository.clone_url, trigger.sha}));
+  }
   fs::remove_all(checkout, ec);
   fs::create_directories(checkout.parent_path(), ec);
   KILN_TRY_VOID(git(settings_.work_dir, {"clone", "--quiet", "--shared", "--no-checkout",
@@ -316,6 +328,9 @@ void RunQueue::execute(std::int64_t trigger_id) {
       options.workflows = *checkout / workflow->get<std::string>();
   }
   options.concurrency = settings_.concurrency;
+  if (trigger.rerun.is_object())  // POST /api/runs/ID/rerun (run_routes.cpp)
+    options.rerun = engine::RunOptions::Rerun{trigger.rerun.value("run", std::int64_t{0}),
+                                              trigger.rerun.value("failed_only", false)};
   // Under the server's prefix, so that its watchdog finds the jobs if the server dies.
   options.job_token_prefix =
       settings_.base.job_token_prefix.empty()

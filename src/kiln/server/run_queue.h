@@ -64,6 +64,8 @@ class RunQueue {
   // Cancels every running run (per-run cancel flags).
   void cancel_all();
   int running() const;
+  // How many runs (engine runs, of all running triggers) this server executes now.
+  int running_runs() const;
 
  private:
   struct Active {

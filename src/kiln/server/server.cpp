@@ -15,6 +15,7 @@
 #include "kiln/server/api_json.h"
 #include "kiln/server/dashboard.h"
 #include "kiln/server/poller.h"
+#include "kiln/server/routes.h"
 #include "kiln/server/run_queue.h"
 #include "kiln/server/signature.h"
 #include "kiln/server/tls.h"
@@ -32,6 +33,10 @@ using httplib::Response;
 
 // GitHub caps webhook payloads at 25 MB; anything larger is not a forge's delivery.
 constexpr std::size_t k_max_body = 25 * 1024 * 1024;
+// HTTP worker threads. Each open event stream holds one for as long as its run lasts, and each
+// keep-alive connection one between its requests: cpp-httplib's default (8 on a small host)
+// let eight log viewers stall webhooks and /healthz (tests/integration/serve_api_test.sh).
+constexpr std::size_t k_http_threads = 128;
 
 void reply(Response& res, int status, const json& body) {
   res.status = status;
@@ -82,6 +87,7 @@ class Service {
     KILN_TRY_VOID(queue_.start());
     poller_.start();
     routes();
+    http_.new_task_queue = [] { return new httplib::ThreadPool(k_http_threads); };
     http_.set_payload_max_length(k_max_body);
     int port = serve_.listen_port;
     if (port == 0) {
@@ -237,6 +243,8 @@ class Service {
       reply(res, 200, {{"gpus", gpus}});
     });
     register_dashboard_routes(http_, *store_);
+    register_run_routes(http_, routes_);
+    register_metrics_routes(http_, routes_);
   }
 
   void webhook(const Request& req, Response& res) {
@@ -364,6 +372,9 @@ class Service {
   std::unique_ptr<httplib::Server> http_owner_;  // an SSLServer with serve.tls
   httplib::Server& http_;
   std::atomic<bool> draining_{false};
+  RouteContext routes_{options_, *store_, queue_, draining_,
+                       [this](const Request& req, Response& res) { return authorized(req, res); },
+                       {}};
 };
 
 }  // namespace
@@ -390,6 +401,7 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
     return fail(ErrorCode::io_error, "cannot create {}: {}", settings.work_dir.string(),
                 ec.message());
   settings.work_dir = fs::absolute(settings.work_dir);
+  settings.base.artifact_dir = settings.work_dir / "artifacts";  // checkouts are removed
   if (settings.public_url.empty())
     settings.public_url =
         fmt::format("{}://{}:{}", serve_config.tls ? "https" : "http", serve_config.listen_host,

@@ -238,9 +238,19 @@ CREATE TABLE gpu_samples (
 CREATE INDEX gpu_samples_by_job ON gpu_samples (job_id, gpu_index, time);
 )sql";
 
-constexpr std::array<std::string_view, 7> k_migrations = {
-    k_v1_core,       k_v2_gpus,       k_v3_benchmarks,  k_v4_test_cases,
-    k_v5_triggers,   k_v6_poll_heads, k_v7_gpu_samples};
+// Version 8: re-runs (`kiln rerun`, POST /api/runs/ID/rerun). A re-run is a new run row, the
+// next attempt of the run it repeats (GitHub's run_attempt), with that run's number; rerun_of
+// names the run it repeats (NULL: a first attempt). A trigger's rerun is null for an event, or
+// {"run": ID, "failed_only": BOOL} for a re-run queued on the server.
+constexpr std::string_view k_v8_rerun = R"sql(
+ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN rerun_of INTEGER REFERENCES runs (id) ON DELETE SET NULL;
+ALTER TABLE triggers ADD COLUMN rerun TEXT NOT NULL DEFAULT 'null';
+)sql";
+
+constexpr std::array<std::string_view, 8> k_migrations = {
+    k_v1_core,     k_v2_gpus,       k_v3_benchmarks,  k_v4_test_cases,
+    k_v5_triggers, k_v6_poll_heads, k_v7_gpu_samples, k_v8_rerun};
 
 }  // namespace
 

@@ -100,6 +100,11 @@ struct Run {
   ProcessIdentity owner{};
   // Anything else worth keeping with the run: plan summary, inputs, actor.
   nlohmann::json extra{};
+  // A re-run is a run of its own, the next attempt of the run it repeats (github.run_attempt):
+  // rerun_of is that run's id (0: a first attempt). create_run keeps `number` for a re-run
+  // (GitHub's run_number does not change) and assigns the next one otherwise.
+  int attempt = 1;
+  std::int64_t rerun_of = 0;
 };
 
 struct Job {
@@ -307,6 +312,9 @@ struct Trigger {
   std::string message{};     // why it failed or waits; who approved it
   nlohmann::json payload{};  // the event payload (github.event)
   nlohmann::json run_ids{};  // the runs the engine created for it, array (null: none yet)
+  // null for an event; {"run": ID, "failed_only": BOOL} for a re-run of run ID (the server
+  // runs that run's workflow again at the same commit, with the same payload).
+  nlohmann::json rerun{};
   TimeMs created_at = 0;     // 0: now
   TimeMs updated_at = 0;     // 0: now
 };

@@ -56,6 +56,8 @@ Result<Run> read_run(const Statement& row) {
   run.owner.start_time = row.int64(13);
   run.owner.host = row.text(14);
   KILN_TRY(run.extra, read_json(row, 15));
+  run.attempt = static_cast<int>(row.int64(16));
+  run.rerun_of = row.is_null(17) ? 0 : row.int64(17);
   return run;
 }
 

@@ -15,7 +15,8 @@
 // Column lists, in the order the read_* functions expect them.
 #define KILN_SQL_RUN_COLUMNS                                                        \
   "id, number, repository, workflow_path, workflow_name, event, ref, sha, status, " \
-  "created_at, started_at, finished_at, owner_pid, owner_start_time, owner_host, extra"
+  "created_at, started_at, finished_at, owner_pid, owner_start_time, owner_host, extra, " \
+  "attempt, rerun_of"
 #define KILN_SQL_JOB_COLUMNS                                                              \
   "id, run_id, key, workflow_job_id, name, status, conclusion, matrix, labels, outputs, " \
   "started_at, finished_at, exit_code, message, extra"

@@ -48,9 +48,11 @@ Result<Run> SqliteStore::create_run(const Run& run) {
   static constexpr std::string_view k_sql =
       "INSERT INTO runs (number, repository, workflow_path, workflow_name, event, ref, sha, "
       "status, created_at, started_at, finished_at, owner_pid, owner_start_time, owner_host, "
-      "extra) VALUES ((SELECT COALESCE(MAX(number), 0) + 1 FROM runs "
-      "WHERE repository = ?1 AND workflow_path = ?2), "
-      "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id, number";
+      "extra, attempt, rerun_of) VALUES (CASE WHEN ?16 IS NOT NULL THEN ?17 ELSE "
+      "(SELECT COALESCE(MAX(number), 0) + 1 FROM runs "
+      "WHERE repository = ?1 AND workflow_path = ?2) END, "
+      "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
+      "RETURNING id, number";
   Run stored = run;
   if (stored.created_at == 0) stored.created_at = now_ms();
   if (stored.owner.pid == 0) stored.owner = current_process();
@@ -70,7 +72,12 @@ Result<Run> SqliteStore::create_run(const Run& run) {
       .bind(11, stored.owner.pid)
       .bind(12, stored.owner.start_time)
       .bind(13, stored.owner.host)
-      .bind(14, json_text(stored.extra));
+      .bind(14, json_text(stored.extra))
+      .bind(15, static_cast<std::int64_t>(stored.attempt > 0 ? stored.attempt : 1));
+  if (stored.rerun_of > 0)
+    use->bind(16, stored.rerun_of).bind(17, stored.number);
+  else
+    use->bind_null(16).bind_null(17);
   KILN_TRY(bool has_row, use->step());
   if (!has_row) return fail(ErrorCode::internal, "INSERT ... RETURNING gave no row");
   stored.id = use->int64(0);

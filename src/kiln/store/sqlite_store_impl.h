@@ -76,6 +76,7 @@ class SqliteStore final : public Store {
                                                    std::string_view ref) override;
   Status set_poll_head(std::string_view repository, std::string_view ref,
                        std::string_view sha) override;
+  Result<std::map<TriggerStatus, std::int64_t>> count_triggers() override;
 
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with

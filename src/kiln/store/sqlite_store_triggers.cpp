@@ -13,7 +13,7 @@ namespace {
 
 #define KILN_SQL_TRIGGER_COLUMNS                                                            \
   "id, delivery, repository, event, ref, sha, sender, status, message, payload, run_ids, " \
-  "created_at, updated_at"
+  "created_at, updated_at, rerun"
 
 Result<Trigger> read_trigger(const sqlite::Statement& row) {
   Trigger trigger;
@@ -30,6 +30,7 @@ Result<Trigger> read_trigger(const sqlite::Statement& row) {
   KILN_TRY(trigger.run_ids, rows::read_json(row, 10));
   trigger.created_at = row.int64(11);
   trigger.updated_at = row.int64(12);
+  KILN_TRY(trigger.rerun, rows::read_json(row, 13));
   return trigger;
 }
 
@@ -39,8 +40,8 @@ Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& t
   // ON CONFLICT DO NOTHING: a redelivery changes nothing and is told apart by changes() == 0.
   static constexpr std::string_view k_sql =
       "INSERT INTO triggers (delivery, repository, event, ref, sha, sender, status, message, "
-      "payload, run_ids, created_at, updated_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+      "payload, run_ids, created_at, updated_at, rerun) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
       "ON CONFLICT (delivery) WHERE delivery IS NOT NULL DO NOTHING";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
@@ -61,7 +62,8 @@ Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& t
         .bind(9, rows::json_text(trigger.payload))
         .bind(10, rows::json_text(trigger.run_ids))
         .bind(11, trigger.created_at != 0 ? trigger.created_at : now)
-        .bind(12, trigger.updated_at != 0 ? trigger.updated_at : now);
+        .bind(12, trigger.updated_at != 0 ? trigger.updated_at : now)
+        .bind(13, rows::json_text(trigger.rerun));
     KILN_TRY_VOID(use->run());
   }
   if (db_.changes() == 0) return std::optional<std::int64_t>{};
@@ -149,6 +151,21 @@ Status SqliteStore::set_poll_head(std::string_view repository, std::string_view 
       .bind(3, sha)
       .bind(4, now_ms());
   return use->run();
+}
+
+Result<std::map<TriggerStatus, std::int64_t>> SqliteStore::count_triggers() {
+  static constexpr std::string_view k_sql = "SELECT status, COUNT(*) FROM triggers GROUP BY status";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  std::map<TriggerStatus, std::int64_t> counts;
+  while (true) {
+    KILN_TRY(bool has_row, use->step());
+    if (!has_row) break;
+    KILN_TRY(auto status, parse_trigger_status(use->text(0)));
+    counts[status] = use->int64(1);
+  }
+  return counts;
 }
 
 }  // namespace kiln::store

@@ -131,5 +131,67 @@ TEST_F(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
   EXPECT_FALSE(other->has_value());
 }
 
+class RerunStoreTest : public testing::TempDirTest {};
+
+TEST_F(RerunStoreTest, CountsByStatusAndTheRerunField) {
+  auto store = open_sqlite_store(db_path());
+  ASSERT_TRUE(store) << store.error().message;
+  auto none = (*store)->count_triggers();
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  Trigger rerun = push_trigger("");
+  rerun.rerun = {{"run", 7}, {"failed_only", true}};
+  auto id = (*store)->create_trigger(rerun);
+  ASSERT_TRUE(id && id->has_value());
+  auto waiting = push_trigger("w");
+  waiting.status = TriggerStatus::waiting_approval;
+  ASSERT_TRUE((*store)->create_trigger(waiting));
+  ASSERT_TRUE((*store)->create_trigger(push_trigger("q")));
+  auto read = (*store)->get_trigger(**id);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->rerun["run"], 7);
+  EXPECT_EQ(read->rerun["failed_only"], true);
+  auto plain = (*store)->list_triggers(TriggerStatus::waiting_approval, 0);
+  ASSERT_TRUE(plain && plain->size() == 1);
+  EXPECT_TRUE(plain->front().rerun.is_null());
+  auto counts = (*store)->count_triggers();
+  ASSERT_TRUE(counts);
+  EXPECT_EQ((*counts)[TriggerStatus::queued], 2);
+  EXPECT_EQ((*counts)[TriggerStatus::waiting_approval], 1);
+  EXPECT_FALSE(counts->contains(TriggerStatus::finished));
+}
+
+TEST_F(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
+  auto store = open_sqlite_store(db_path());
+  ASSERT_TRUE(store) << store.error().message;
+  store::Run run;
+  run.repository = "acme/widgets";
+  run.workflow_path = ".github/workflows/ci.yml";
+  run.workflow_name = "ci";
+  run.event = "push";
+  auto first = (*store)->create_run(run);
+  auto second = (*store)->create_run(run);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->attempt, 1);
+  EXPECT_EQ(first->rerun_of, 0);
+  EXPECT_EQ(second->number, 2);
+  store::Run again = run;
+  again.attempt = 2;
+  again.rerun_of = first->id;
+  again.number = first->number;
+  auto rerun = (*store)->create_run(again);
+  ASSERT_TRUE(rerun) << rerun.error().message;
+  EXPECT_EQ(rerun->number, 1);  // GitHub keeps run_number across attempts
+  auto read = (*store)->get_run(rerun->id);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->attempt, 2);
+  EXPECT_EQ(read->rerun_of, first->id);
+  EXPECT_EQ((*store)->get_run(first->id)->attempt, 1);
+  // A later first attempt still counts on from the highest number.
+  auto third = (*store)->create_run(run);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->number, 3);
+}
+
 }  // namespace
 }  // namespace kiln::store

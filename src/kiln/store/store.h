@@ -15,6 +15,7 @@
 //   the database failing; unsupported for a database from a newer Kiln.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -139,6 +140,8 @@ class Store {
                                                            std::string_view ref) = 0;
   virtual Status set_poll_head(std::string_view repository, std::string_view ref,
                                std::string_view sha) = 0;
+  // How many triggers are in each status (statuses with none are absent): GET /metrics.
+  virtual Result<std::map<TriggerStatus, std::int64_t>> count_triggers() = 0;
 };
 
 }  // namespace kiln::store

@@ -1,0 +1,23 @@
+#pragma once
+// The commands that talk to a `kiln serve` API (approve, trigger, rerun): where the server is,
+// the token, and one POST whose answer becomes the exit code.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+namespace kiln::cli {
+
+struct ClientArgs {
+  std::string server;  // --server, else $KILN_SERVER, else http://127.0.0.1:8080
+  std::string token;   // --token, else $KILN_TOKEN
+  std::string cacert;  // --cacert, else $KILN_CA_CERT, else the system's CAs (https servers)
+};
+
+void add_client_options(CLI::App* cmd, ClientArgs& args);
+
+// POSTs `body` to the server and prints the answer; 2xx: 0, 4xx: 2, else 3.
+int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body);
+
+}  // namespace kiln::cli

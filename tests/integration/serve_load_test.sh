@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The short version of the kiln serve load test (bench/webhook_load.sh; the full one is 200
+# deliveries a second for 30 s, docs/performance.md): 50 signed push deliveries a second for
+# 3 s on loopback. Asserts that nothing was lost: every delivery answered 202 and became
+# exactly one trigger, every trigger finished with one successful run, and every run's log
+# has the line its delivery asked for; and that the server logged no SQLite busy error.
+# No timing is asserted (the latency it prints is for reading, not for passing).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+itest_begin serve_load
+
+build="$(dirname "$KILN")"
+if [[ ! -x "$build/bench/webhook_load" ]]; then
+  itest_die "$build/bench/webhook_load is missing (it is built with the default target)"
+fi
+RC=0
+bash "$KILN_SOURCE_DIR/bench/webhook_load.sh" --rate 50 --duration 3 --runs 2 --build "$build" \
+  --work "$ITEST_DIR/load" --json "$ITEST_DIR/summary.json" >"$ITEST_DIR/load.out" \
+  2>"$ITEST_DIR/load.err" || RC=$?
+sed 's/^/    /' "$ITEST_DIR/load.err"
+check "the load script reports nothing lost (exit $RC)" test "$RC" -eq 0
+cp "$ITEST_DIR/summary.json" "$ITEST_DIR/last.out" 2>/dev/null || echo '{}' >"$ITEST_DIR/last.out"
+expect_json 'd["deliveries"]' 150 "150 deliveries were sent"
+expect_json 'd["accepted_202"]' 150 "each was accepted (202)"
+expect_json 'd["triggers"]' 150 "each became a trigger"
+expect_json 'd["duplicate_triggers"] + d["missing_triggers"]' 0 "none twice, none missing"
+expect_json 'd["triggers_not_finished"] + d["triggers_without_one_run"]' 0 "every trigger finished with one run"
+expect_json 'd["runs_checked"]' 150 "150 runs checked"
+expect_json 'd["runs_not_success"]' 0 "every run succeeded"
+expect_json 'd["log_lines_missing"]' 0 "no log line was lost"
+expect_json 'd["latency_ms"]["webhook_to_first_step"]["count"]' 150 "a first-step time for every run"
+serve_log="$(cat "$ITEST_DIR/load/serve.err" 2>/dev/null || true)"
+expect_not_contains "$serve_log" "database is locked" "no SQLite busy error in the server's log"
+expect_not_contains "$serve_log" "[error]" "no error in the server's log"
+itest_end
