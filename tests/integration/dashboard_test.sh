@@ -81,8 +81,10 @@ git clone -q --bare "$repo" "$bare"
 sha="$(git -C "$repo" rev-parse HEAD)"
 
 cat >"$ITEST_DIR/gpus.json" <<'EOF_JSON'
-{"gpus": [{"vendor": "nvidia", "model": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "arch": "sm_90"},
-          {"vendor": "nvidia", "model": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "arch": "sm_90"}]}
+{"gpus": [{"vendor": "nvidia", "model": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "arch": "sm_90",
+           "telemetry": {"utilization_pct": 75, "power_w": 300, "temperature_c": 55}},
+          {"vendor": "nvidia", "model": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "arch": "sm_90",
+           "telemetry": {"utilization_pct": 75, "power_w": 300, "temperature_c": 55}}]}
 EOF_JSON
 cat >"$ITEST_DIR/kiln.yml" <<EOF_YML
 serve:

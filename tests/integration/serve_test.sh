@@ -222,6 +222,16 @@ kiln trigger acme/widgets main --server "$base" --token "$token"
 expect_rc 0 "kiln trigger queues a push"
 manual="$(json_eval - 'd["trigger"]')"
 check "the triggered push finishes" trigger_done "$manual" finished
+# Runs are stored under the configured name from their start, so they count on per repository
+# and workflow across triggers (each trigger has its own checkout directory).
+http GET "/api/triggers/$manual"
+manual_run="$(json_eval - 'd["run_ids"][0]')"
+http GET "/api/runs/$manual_run"
+expect_json 'd["repository"]' acme/widgets "the triggered run names the repository"
+http GET "/api/runs/$run_id"
+first_number="$(json_eval - 'd["number"]')"
+http GET "/api/runs/$manual_run"
+expect_json "d[\"number\"] > $first_number" true "the next run of the workflow has the next run number"
 
 kill -TERM "$serve_pid"
 if wait_exit "$serve_pid" 120; then

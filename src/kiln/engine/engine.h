@@ -32,6 +32,11 @@ class ConcurrencyRegistry;  // concurrency_registry.h
 
 struct RunOptions {
   std::filesystem::path repository = ".";           // -C: the git repository
+  // The repository's name in the runs this call stores (and so in their run numbers, which
+  // count per repository and workflow). Empty: the repository's path (`kiln run`); `kiln serve`
+  // names its checkouts by the configured owner/name from the start, so runs in flight are
+  // listed and filtered under that name and numbered across triggers.
+  std::string repository_name;
   std::optional<std::filesystem::path> workflows;   // -W: a workflow file or a directory
   std::string event_name = "push";                  // --event
   std::optional<std::filesystem::path> event_file;  // --event-file: github.event payload

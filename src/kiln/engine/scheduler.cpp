@@ -193,7 +193,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     state->selected = &selected;
     state->started = Clock::now();
     store::Run run;
-    run.repository = repo_.root.string();
+    run.repository =
+        options_.repository_name.empty() ? repo_.root.string() : options_.repository_name;
     run.workflow_path = selected.path.string();
     run.workflow_name = selected.name;
     run.event = event_.name;

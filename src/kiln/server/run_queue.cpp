@@ -319,6 +319,7 @@ void RunQueue::execute(std::int64_t trigger_id) {
 
   engine::RunOptions options = settings_.base;
   options.repository = *checkout;
+  options.repository_name = trigger.repository;
   options.event_name = trigger.event;
   options.event_file = event_file;
   // A workflow_dispatch names the one workflow file it runs.
@@ -348,15 +349,6 @@ void RunQueue::execute(std::int64_t trigger_id) {
   });
   auto report = engine::run(options, store_, observer);
   trigger.run_ids = observer.run_ids();
-  // The engine names a run's repository by the checkout's path, which is gone after the run:
-  // the server's runs carry the configured name instead (the API filters by it).
-  for (const auto& id : trigger.run_ids.is_array() ? trigger.run_ids : nlohmann::json::array()) {
-    auto run = store_.get_run(id.get<std::int64_t>());
-    if (!run) continue;
-    run->repository = trigger.repository;
-    if (auto updated = store_.update_run(*run); !updated)
-      spdlog::warn("run {}: {}", run->id, updated.error().message);
-  }
   std::error_code ec;
   fs::remove_all(*checkout, ec);
   if (!report) return finish(TriggerStatus::failed, report.error().to_string());
