@@ -77,27 +77,10 @@ wait_until 60 test -s "$ITEST_DIR/port" || {
 }
 base="http://127.0.0.1:$(cat "$ITEST_DIR/port")"
 
-# http METHOD PATH [BODY-FILE] [HEADER...]: the status in $HTTP_STATUS, the body in $OUT and
-# $ITEST_DIR/last.out.
-http() {
-  local method="$1" path="$2" body="${3:-}"
-  shift 3 || shift $#
-  local args=(-sS -o "$ITEST_DIR/last.out" -w '%{http_code}' -X "$method")
-  local h
-  for h in "$@"; do args+=(-H "$h"); done
-  if [[ -n "$body" ]]; then args+=(--data-binary "@$body" -H 'Content-Type: application/json'); fi
-  HTTP_STATUS="$(curl "${args[@]}" "$base$path")" || HTTP_STATUS="curl-failed"
-  OUT="$(cat "$ITEST_DIR/last.out")"
-}
-expect_status() {
-  if [[ "$HTTP_STATUS" == "$1" ]]; then pass "$2"; else fail "$2: HTTP $HTTP_STATUS, want $1: $OUT"; fi
-}
-# deliver BODY-FILE EVENT DELIVERY [SIGNATURE]: a webhook, signed with the secret by default.
-deliver() {
-  local signature="${4:-sha256=$(openssl dgst -sha256 -hmac "$secret" <"$1" | sed 's/^.*= //')}"
-  http POST /webhooks/github "$1" "X-GitHub-Event: $2" "X-GitHub-Delivery: $3" \
-    "X-Hub-Signature-256: $signature"
-}
+# The API and webhook helpers (http, expect_status, deliver, trigger_done) of serve_lib.sh.
+source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
+SERVE_BASE="$base"
+SERVE_SECRET="$secret"
 auth="Authorization: Bearer $token"
 
 http GET /healthz
@@ -125,19 +108,6 @@ deliver "$ITEST_DIR/push.json" push delivery-1
 expect_status 200 "a redelivery is answered"
 expect_json 'd["duplicate"]' delivery-1 "a redelivery is recognised as a duplicate"
 
-# trigger_done ID STATUS: waits until the trigger settled, then checks it is STATUS.
-trigger_settled() {
-  http GET "/api/triggers/$1"
-  [[ "$(json_eval - 'd["status"]')" =~ ^(finished|failed|cancelled)$ ]]
-}
-trigger_done() {
-  wait_until 300 trigger_settled "$1" || return 1
-  http GET "/api/triggers/$1"
-  if [[ "$(json_eval - 'd["status"]')" != "$2" ]]; then
-    echo "    trigger $1: $OUT" >&2
-    return 1
-  fi
-}
 check "the push's trigger finishes" trigger_done "$trigger_id" finished
 http GET /api/triggers
 expect_json 'len(d["triggers"])' 1 "the duplicate delivery was not run twice"

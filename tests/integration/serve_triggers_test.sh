@@ -117,30 +117,16 @@ start_server() {
     itest_die "kiln serve did not start listening"
   }
   base="http://127.0.0.1:$(cat "$ITEST_DIR/port")"
+  SERVE_BASE="$base"
 }
 stop_server() {
   kill -TERM "$serve_pid"
   if wait_exit "$serve_pid" 120 && [[ "$WAIT_RC" == 0 ]]; then pass "SIGTERM stops the server"
   else fail "the server did not stop cleanly"; fi
 }
-http() {
-  local method="$1" path="$2" body="${3:-}"
-  shift 3 || shift $#
-  local args=(-sS -o "$ITEST_DIR/last.out" -w '%{http_code}' -X "$method")
-  local h
-  for h in "$@"; do args+=(-H "$h"); done
-  if [[ -n "$body" ]]; then args+=(--data-binary "@$body" -H 'Content-Type: application/json'); fi
-  HTTP_STATUS="$(curl "${args[@]}" "$base$path")" || HTTP_STATUS="curl-failed"
-  OUT="$(cat "$ITEST_DIR/last.out")"
-}
-expect_status() {
-  if [[ "$HTTP_STATUS" == "$1" ]]; then pass "$2"; else fail "$2: HTTP $HTTP_STATUS, want $1: $OUT"; fi
-}
-deliver() {
-  local signature="sha256=$(openssl dgst -sha256 -hmac "$secret" <"$1" | sed 's/^.*= //')"
-  http POST /webhooks/github "$1" "X-GitHub-Event: $2" "X-GitHub-Delivery: $3" \
-    "X-Hub-Signature-256: $signature"
-}
+# The API and webhook helpers (http, expect_status, deliver, trigger_done) of serve_lib.sh.
+source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
+SERVE_SECRET="$secret"
 push_body() {  # push_body FILE BRANCH SHA
   cat >"$1" <<EOF2
 {"ref": "refs/heads/$2", "before": "0000000000000000000000000000000000000000",
@@ -148,18 +134,6 @@ push_body() {  # push_body FILE BRANCH SHA
 EOF2
 }
 auth="Authorization: Bearer $token"
-trigger_settled() {
-  http GET "/api/triggers/$1"
-  [[ "$(json_eval - 'd["status"]')" =~ ^(finished|failed|cancelled)$ ]]
-}
-trigger_done() {
-  wait_until 300 trigger_settled "$1" || return 1
-  http GET "/api/triggers/$1"
-  if [[ "$(json_eval - 'd["status"]')" != "$2" ]]; then
-    echo "    trigger $1: $OUT" >&2
-    return 1
-  fi
-}
 # run_of TRIGGER [INDEX]: the trigger's run id (the last one by default).
 run_of() {
   http GET "/api/triggers/$1"

@@ -32,6 +32,13 @@ std::string escape(std::string_view text) {
 std::string text_of(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_null()) return "";
+  if (value.is_number_float()) {
+    // A reader wants 2.085 Wh, not the 16 digits a measurement's double carries.
+    std::string text = fmt::format("{:.3f}", value.get<double>());
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+    return text;
+  }
   return value.dump();
 }
 
