@@ -13,7 +13,7 @@
 // one on a tie) and from then on one row is written per window of twice as many samples as
 // before, again the window's sample with the most memory (the later one on a tie). So a long job
 // keeps evenly thinned rows over its whole time, and the peak memory of every window survives.
-// The job's summary does not depend on it (gpu_summary_accumulator.h sees every sample).
+// The job's summary does not depend on it (gpu::GpuSummaryAccumulator sees every sample).
 
 #include <chrono>
 #include <cstdint>

@@ -1,5 +1,5 @@
-// The engine's GPU telemetry bookkeeping: the streaming summary gives gpu::summarize's numbers
-// on random samples; the sample writer batches by time, keeps its rows per GPU within the cap
+// The engine's GPU telemetry bookkeeping: the summary folded in as samples come (GPUs
+// interleaved, as the engine sees them) equals the summary of the same samples shuffled; the sample writer batches by time, keeps its rows per GPU within the cap
 // while the peak memory survives thinning, and stores the job's processes and throttle bits.
 
 #include "kiln/engine/gpu_sample_writer.h"
@@ -11,7 +11,7 @@
 #include <cmath>
 #include <random>
 
-#include "kiln/engine/gpu_summary_accumulator.h"
+#include "kiln/gpu/telemetry.h"
 #include "kiln/store/sqlite_store.h"
 
 namespace kiln::engine {
@@ -54,16 +54,18 @@ void expect_same(const std::optional<double>& a, const std::optional<double>& b)
   }
 }
 
-TEST(GpuSummaryAccumulator, GivesSummarizesNumbersOnRandomSamples) {
+TEST(GpuSummaryAccumulator, StreamingGivesTheSummaryOfTheShuffledSamples) {
   std::mt19937 rng(20261130);
   for (int round = 0; round < 200; ++round) {
     int gpus = 1 + round % 4;
     auto samples = random_samples(rng, gpus, round % 17);
     auto held = std::chrono::milliseconds(round * 137);
-    GpuSummaryAccumulator accumulator;
+    gpu::GpuSummaryAccumulator accumulator;
     for (const auto& s : samples) accumulator.add(s);
     auto got = accumulator.finish(gpus, held);
-    auto want = gpu::summarize(samples, gpus, held);
+    auto shuffled = samples;
+    std::ranges::shuffle(shuffled, rng);
+    auto want = gpu::summarize(shuffled, gpus, held);
     SCOPED_TRACE(::testing::Message() << "round " << round);
     EXPECT_EQ(got.gpus, want.gpus);
     EXPECT_EQ(got.samples, want.samples);

@@ -2,7 +2,7 @@
 // Sampling a job's GPUs while it runs (issue 5, docs/gpus.md "Telemetry"): a thread that asks the
 // provider's sampler for the job's granted GPUs every interval, writes the samples to the store
 // in batches (gpu_sample_writer.h: bounded rows per GPU), folds them into the job's GPU summary
-// as they come (gpu_summary_accumulator.h: memory does not grow with the job's length), and
+// as they come (gpu::GpuSummaryAccumulator: memory does not grow with the job's length), and
 // enforces the job's GPU memory budget: when the job's own processes (found by
 // KILN_JOB_TOKEN) use more than the budget on one GPU, the job's processes are killed and the job
 // fails naming the peak and the process.
@@ -20,7 +20,7 @@
 #include <optional>
 
 #include "kiln/engine/gpu_sample_writer.h"
-#include "kiln/engine/gpu_summary_accumulator.h"
+#include "kiln/gpu/telemetry.h"
 #include "kiln/gpu/telemetry.h"
 #include "kiln/store/store.h"
 
@@ -78,7 +78,7 @@ class JobTelemetry {
   bool killed_ = false;
   std::uint64_t peak_job_mib_ = 0;
   Outcome outcome_;
-  GpuSummaryAccumulator summary_;
+  gpu::GpuSummaryAccumulator summary_;
   std::optional<GpuSampleWriter> writer_;
   std::map<int, bool> job_processes_;
   std::thread thread_;

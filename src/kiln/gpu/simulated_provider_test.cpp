@@ -2,13 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-
-#include "kiln/gpu/deadline.h"
 
 namespace kiln::gpu {
 namespace {
@@ -162,54 +157,6 @@ TEST(SimulatedProvider, MissingFileIsNotFound) {
   EXPECT_EQ(inv.error().code, ErrorCode::not_found);
   EXPECT_EQ(inv.error().to_string(),
             "/nonexistent/gpus.json: error: cannot read the simulated GPU inventory");
-}
-
-TEST(Deadline, ReturnsTheResultInTime) {
-  auto result = call_with_deadline<int>([] { return Result<int>(42); }, 5s, "a quick query");
-  ASSERT_TRUE(result);
-  EXPECT_EQ(*result, 42);
-}
-
-TEST(Deadline, AWedgedQueryTimesOutAndIsAbandoned) {
-  // The "driver" blocks until the test releases it, after the deadline has passed.
-  struct Gate {
-    std::mutex mutex;
-    std::condition_variable cv;
-    bool open = false;
-    std::atomic<bool> finished{false};
-  };
-  auto gate = std::make_shared<Gate>();
-  auto start = std::chrono::steady_clock::now();
-  auto result = call_with_deadline<int>(
-      [gate] {
-        std::unique_lock lock(gate->mutex);
-        gate->cv.wait(lock, [&] { return gate->open; });
-        gate->finished = true;
-        return Result<int>(1);
-      },
-      50ms, "the wedged driver");
-  ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().code, ErrorCode::timeout);
-  EXPECT_EQ(result.error().message,
-            "the wedged driver did not answer within 50 ms (the query was abandoned)");
-  EXPECT_FALSE(gate->finished);
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);
-  // Release the abandoned thread; it finishes on its own, holding only its captures.
-  {
-    std::lock_guard lock(gate->mutex);
-    gate->open = true;
-  }
-  gate->cv.notify_all();
-  for (int i = 0; i < 500 && !gate->finished; ++i) std::this_thread::sleep_for(1ms);
-  EXPECT_TRUE(gate->finished);
-}
-
-TEST(Deadline, AnExceptionBecomesAnInternalError) {
-  auto result = call_with_deadline<int>([]() -> Result<int> { throw std::runtime_error("boom"); },
-                                        5s, "a throwing query");
-  ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().code, ErrorCode::internal);
-  EXPECT_EQ(result.error().message, "boom");
 }
 
 TEST(LinkKind, NamesRoundTripAndFabricsRankFirst) {

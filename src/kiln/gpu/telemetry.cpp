@@ -96,77 +96,90 @@ Result<GpuSample> sample_from_json(const nlohmann::json& in) {
   return sample;
 }
 
-GpuJobSummary summarize(const std::vector<GpuSample>& samples, int gpu_count,
-                        std::chrono::milliseconds held) {
+void GpuSummaryAccumulator::account(PerGpu& gpu, const GpuSample& s, double dt) {
+  if (s.energy_mj) {
+    if (!gpu.first_energy) gpu.first_energy = s.energy_mj;
+    gpu.last_energy = s.energy_mj;
+    gpu.after_last_energy_j = 0;
+  }
+  if (s.power_w) {
+    gpu.integrated_j += *s.power_w * dt;
+    gpu.after_last_energy_j += *s.power_w * dt;
+    gpu.have_power = true;
+  }
+  if (std::ranges::any_of(s.throttle_reasons, is_throttling)) gpu.throttled_seconds += dt;
+}
+
+void GpuSummaryAccumulator::add(const GpuSample& sample) {
+  ++samples_;
+  start_ms_ = std::min(start_ms_.value_or(sample.time_ms), sample.time_ms);
+  peak_memory_mib_ = std::max(peak_memory_mib_, sample.memory_used_mib);
+  memory_sum_ += static_cast<double>(sample.memory_used_mib);
+  if (sample.temperature_c)
+    max_temperature_c_ = std::max(max_temperature_c_.value_or(-273.0), *sample.temperature_c);
+  auto [it, first] = gpus_.try_emplace(sample.index);
+  PerGpu& gpu = it->second;
+  if (!first) {
+    double dt = static_cast<double>(std::max<std::int64_t>(0, sample.time_ms - gpu.last.time_ms));
+    account(gpu, gpu.last, dt / 1000.0);
+  }
+  if (sample.utilization_pct) {
+    gpu.util_sum += *sample.utilization_pct;
+    ++gpu.util_count;
+  }
+  ++gpu.samples;
+  gpu.last = sample;
+  gpu.last.processes.clear();  // not needed for the sums
+}
+
+GpuJobSummary GpuSummaryAccumulator::finish(int gpu_count,
+                                                 std::chrono::milliseconds held) const {
   GpuJobSummary summary;
   summary.gpus = gpu_count;
-  summary.samples = static_cast<int>(samples.size());
+  summary.samples = samples_;
   double held_s = static_cast<double>(held.count()) / 1000.0;
   summary.gpu_seconds_held = held_s * gpu_count;
-  if (samples.empty()) return summary;
-
-  std::map<int, std::vector<const GpuSample*>> by_gpu;
-  std::int64_t start = samples.front().time_ms;
-  for (const auto& s : samples) {
-    by_gpu[s.index].push_back(&s);
-    start = std::min(start, s.time_ms);
-  }
-  std::int64_t end = start + held.count();
-
-  double memory_sum = 0, utilization_sum = 0, energy_j = 0;
+  if (samples_ == 0) return summary;
+  std::int64_t end = *start_ms_ + held.count();
+  summary.peak_memory_mib = peak_memory_mib_;
+  summary.max_temperature_c = max_temperature_c_;
+  double utilization_sum = 0, energy_j = 0;
   int utilization_count = 0;
   bool have_energy = false;
-  for (auto& [index, list] : by_gpu) {
-    std::ranges::sort(list, {}, &GpuSample::time_ms);
-    double gpu_util_sum = 0;
-    int gpu_util_count = 0;
-    double integrated_j = 0;
-    double after_last_energy_j = 0;  // power integrated since the counter's last reading
-    bool have_power = false;
-    std::optional<std::uint64_t> first_energy, last_energy;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const GpuSample& s = *list[i];
-      std::int64_t until = i + 1 < list.size() ? list[i + 1]->time_ms : std::max(end, s.time_ms);
-      double dt = static_cast<double>(until - s.time_ms) / 1000.0;
-      summary.peak_memory_mib = std::max(summary.peak_memory_mib, s.memory_used_mib);
-      memory_sum += static_cast<double>(s.memory_used_mib);
-      if (s.utilization_pct) {
-        gpu_util_sum += *s.utilization_pct;
-        ++gpu_util_count;
-      }
-      if (s.temperature_c)
-        summary.max_temperature_c = std::max(summary.max_temperature_c.value_or(-273.0),
-                                             *s.temperature_c);
-      if (s.energy_mj) {
-        if (!first_energy) first_energy = s.energy_mj;
-        last_energy = s.energy_mj;
-        after_last_energy_j = 0;
-      }
-      if (s.power_w) {
-        integrated_j += *s.power_w * dt;
-        after_last_energy_j += *s.power_w * dt;
-        have_power = true;
-      }
-      if (std::ranges::any_of(s.throttle_reasons, is_throttling)) summary.throttled_seconds += dt;
-    }
-    if (first_energy && list.size() > 1 && *last_energy >= *first_energy) {
-      energy_j += static_cast<double>(*last_energy - *first_energy) / 1000.0 + after_last_energy_j;
+  for (const auto& [index, accumulated] : gpus_) {
+    PerGpu gpu = accumulated;  // the last sample is accounted on a copy: finish is const
+    double dt = static_cast<double>(std::max(end, gpu.last.time_ms) - gpu.last.time_ms) / 1000.0;
+    account(gpu, gpu.last, dt);
+    summary.throttled_seconds += gpu.throttled_seconds;
+    if (gpu.first_energy && gpu.samples > 1 && *gpu.last_energy >= *gpu.first_energy) {
+      energy_j += static_cast<double>(*gpu.last_energy - *gpu.first_energy) / 1000.0 +
+                  gpu.after_last_energy_j;
       have_energy = true;
-    } else if (have_power) {
-      energy_j += integrated_j;
+    } else if (gpu.have_power) {
+      energy_j += gpu.integrated_j;
       have_energy = true;
     }
-    if (gpu_util_count > 0) {
-      double mean = gpu_util_sum / gpu_util_count;
-      utilization_sum += gpu_util_sum;
-      utilization_count += gpu_util_count;
-      summary.gpu_seconds_busy += held_s * mean / 100.0;
+    if (gpu.util_count > 0) {
+      utilization_sum += gpu.util_sum;
+      utilization_count += gpu.util_count;
+      summary.gpu_seconds_busy += held_s * (gpu.util_sum / gpu.util_count) / 100.0;
     }
   }
-  summary.mean_memory_mib = memory_sum / static_cast<double>(samples.size());
+  summary.mean_memory_mib = memory_sum_ / static_cast<double>(samples_);
   if (utilization_count > 0) summary.mean_utilization_pct = utilization_sum / utilization_count;
   if (have_energy) summary.energy_wh = energy_j / 3600.0;
   return summary;
+}
+
+GpuJobSummary summarize(const std::vector<GpuSample>& samples, int gpu_count,
+                        std::chrono::milliseconds held) {
+  std::vector<const GpuSample*> ordered;
+  ordered.reserve(samples.size());
+  for (const auto& s : samples) ordered.push_back(&s);
+  std::ranges::stable_sort(ordered, {}, &GpuSample::time_ms);
+  GpuSummaryAccumulator accumulator;
+  for (const auto* s : ordered) accumulator.add(*s);
+  return accumulator.finish(gpu_count, held);
 }
 
 nlohmann::ordered_json summary_to_json(const GpuJobSummary& s) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,8 +104,47 @@ struct GpuJobSummary {
   double gpu_seconds_busy = 0;            // held, weighted by compute utilization
 };
 
-// `held` is how long the job held its GPUs; samples of one GPU are taken to last until the next
-// sample of that GPU (the last one until the end of `held` measured from the first sample).
+// A job's GPU summary computed as the samples come, without keeping them: a job that runs for
+// days at 10 Hz keeps a few hundred bytes per GPU (the engine folds every sample in while the
+// stored rows are thinned). `held` is how long the job held its GPUs; samples of one GPU are
+// taken to last until the next sample of that GPU (the last one until the end of `held`
+// measured from the first sample).
+class GpuSummaryAccumulator {
+ public:
+  // Samples of one GPU must come in time order (a sample older than the GPU's previous one
+  // counts as lasting 0 s); GPUs may interleave.
+  void add(const GpuSample& sample);
+  // The summary of every sample added (summarize below).
+  GpuJobSummary finish(int gpu_count, std::chrono::milliseconds held) const;
+
+ private:
+  // What is left of one GPU's samples: running sums, and its last sample, whose duration is
+  // known only when the next one comes (or at the end).
+  struct PerGpu {
+    GpuSample last;
+    double util_sum = 0;
+    int util_count = 0;
+    double integrated_j = 0;
+    double after_last_energy_j = 0;
+    bool have_power = false;
+    std::optional<std::uint64_t> first_energy, last_energy;
+    int samples = 0;
+    double throttled_seconds = 0;
+  };
+  // Accounts `s` as lasting `dt` seconds.
+  static void account(PerGpu& gpu, const GpuSample& s, double dt);
+
+  std::map<int, PerGpu> gpus_;
+  int samples_ = 0;
+  std::optional<std::int64_t> start_ms_;
+  std::uint64_t peak_memory_mib_ = 0;
+  double memory_sum_ = 0;
+  std::optional<double> max_temperature_c_;
+};
+
+
+// The summary of a whole set of samples, in any order (GpuSummaryAccumulator over them, each
+// GPU's in time order).
 GpuJobSummary summarize(const std::vector<GpuSample>& samples, int gpu_count,
                         std::chrono::milliseconds held);
 nlohmann::ordered_json summary_to_json(const GpuJobSummary& summary);
