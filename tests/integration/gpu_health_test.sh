@@ -103,6 +103,10 @@ itest_track_pid "$a_pid"
 wait_until 20 grep -q "start" "$EVENTS" || itest_die "the GPU job did not start"
 kill -9 "$a_pid"
 wait_exit "$a_pid" 10 || true
+kiln gpus --json --simulate-gpus "$SPEC"
+expect_json 'd["gpus"][0]["state"]["kind"]' free "a dead kiln's lease leaves the GPU free in kiln gpus"
+expect_json '"train" in d["gpus"][0]["state"]["detail"] and "is gone" in d["gpus"][0]["state"]["detail"]' \
+  true "kiln gpus says whose the void lease was"
 touch "$GATE"
 kiln run -C "$ITEST_DIR/b" --simulate-gpus "$SPEC"
 expect_rc 0 "a run after kill -9 of the lease holder"

@@ -171,4 +171,24 @@ for value in "${secret_values[@]}"; do
   fi
 done
 
+# What can hold a secret is readable by its owner only: the store (and its -wal, -shm) and the
+# step script, which holds the interpolated `${{ secrets.X }}` values.
+for file in "$repo/.kiln/kiln.db" "$repo/.kiln/kiln.db-wal"; do
+  [[ -e "$file" ]] || continue
+  expect_contains "mode $(stat -c %a "$file")" "mode 600" "$(basename "$file") is mode 0600"
+done
+make_repo "$ITEST_DIR/modes"
+write_workflow "$ITEST_DIR/modes" ci.yml <<'YAML'
+on: push
+jobs:
+  modes:
+    runs-on: self-hosted
+    steps:
+      - run: echo "script mode $(stat -c %a "$0")"
+YAML
+commit_all "$ITEST_DIR/modes" "a step that shows its script's mode"
+kiln run -C "$ITEST_DIR/modes"
+expect_rc 0 "the step that stats its script"
+expect_contains "$OUT" "script mode 600" "the step script is mode 0600"
+
 itest_end

@@ -9,6 +9,7 @@
 #include "kiln/exec/process_tracker.h"
 #include "kiln/gpu/discover.h"
 #include "kiln/gpu/health.h"
+#include "kiln/store/process_identity.h"
 #include "kiln/store/sqlite_store.h"
 
 namespace kiln::engine {
@@ -279,10 +280,22 @@ Result<std::vector<GpuState>> GpuSupervisor::states() {
     if (int index = index_of_locked(record.gpu_uuid); index >= 0)
       states[static_cast<std::size_t>(index)] = {GpuState::Kind::quarantined, record.reason,
                                                  record.since};
-  for (const auto& lease : leases)
-    if (int index = index_of_locked(lease.gpu_uuid); index >= 0)
-      states[static_cast<std::size_t>(index)] = {GpuState::Kind::leased, lease.holder,
-                                                 lease.granted_at};
+  for (const auto& lease : leases) {
+    int index = index_of_locked(lease.gpu_uuid);
+    if (index < 0) continue;
+    // A lease whose kiln process is gone (kill -9, OOM killer) holds nothing: the GPU is free,
+    // and the next run reclaims the row. Said with whose it was, not shown as leased until then.
+    if (!store::is_process_alive(lease.owner)) {
+      states[static_cast<std::size_t>(index)] = {
+          GpuState::Kind::free,
+          fmt::format("the lease of {} is void: its kiln process (pid {}) is gone", lease.holder,
+                      lease.owner.pid),
+          lease.granted_at};
+      continue;
+    }
+    states[static_cast<std::size_t>(index)] = {GpuState::Kind::leased, lease.holder,
+                                               lease.granted_at};
+  }
   return states;
 }
 

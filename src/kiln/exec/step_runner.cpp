@@ -1,12 +1,13 @@
 #include "kiln/exec/step_runner.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 #include <fmt/format.h>
@@ -19,14 +20,31 @@ namespace {
 
 using Clock = core::Clock;
 
+// A step's script holds its `${{ secrets.X }}` values as interpolated: owner-only (0600).
 Status write_file(const std::filesystem::path& file, std::string_view text) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
     return fail(ErrorCode::io_error, "cannot write '{}': {}", file.string(), std::strerror(errno));
+  ::fchmod(fd, 0600);  // a file left by an earlier kiln keeps its mode through O_TRUNC
+  // A container job's directory is handed to the user kiln.yml forces (engine/container_job):
+  // the script is that user's too, or its shell could not read it.
+  struct stat dir {};
+  if (::geteuid() == 0 && ::stat(file.parent_path().c_str(), &dir) == 0 && dir.st_uid != 0)
+    (void)::fchown(fd, dir.st_uid, dir.st_gid);
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int error = errno;
+      ::close(fd);
+      return fail(ErrorCode::io_error, "cannot write '{}': {}", file.string(),
+                  std::strerror(error));
+    }
+    done += static_cast<std::size_t>(n);
   }
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) return fail(ErrorCode::io_error, "cannot write '{}'", file.string());
+  if (::close(fd) != 0)
+    return fail(ErrorCode::io_error, "cannot write '{}': {}", file.string(), std::strerror(errno));
   return {};
 }
 

@@ -1,6 +1,8 @@
 #include "kiln/store/sqlite.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cctype>
 
@@ -43,6 +45,11 @@ void ConnectionCloser::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
 void StatementFinalizer::operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
 
 Result<Database> Database::open(const std::filesystem::path& path, int busy_timeout_ms) {
+  // A store holds job logs, and logs can hold what a job printed of its secrets: a new database
+  // is readable by its owner only (SQLite gives its -wal and -shm files the same mode). A file
+  // that exists keeps its mode, so a host store made group-writable on purpose stays so.
+  if (int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0)
+    ::close(fd);
   sqlite3* raw = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &raw,
