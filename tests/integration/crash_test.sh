@@ -130,4 +130,41 @@ expect_json "[r['status'] for r in d]" '["success", "interrupted"]' \
   "after the next run: the new run succeeded and the killed one is still interrupted"
 expect_json "any(r['status'] == 'running' for r in d)" false "no run is shown as running"
 
+# ---- kill -9 in the middle of a step printing as fast as it can --------------------------------
+# Lines reach the store in batches (store/log_journal.h); each is journaled before it is shown.
+# Every line kiln printed before it died must be in kiln logs afterwards.
+fast="$ITEST_DIR/fast"
+make_repo "$fast"
+write_workflow "$fast" flood.yml <<'EOF'
+on: push
+jobs:
+  flood:
+    runs-on: linux
+    steps:
+      - run: i=0; while :; do echo "FLOOD-$i"; i=$((i+1)); done
+EOF
+commit_all "$fast" "a step printing lines without end"
+"$KILN" run -C "$fast" >"$ITEST_DIR/flood.out" 2>&1 </dev/null &
+flood_pid=$!
+itest_track_pid "$flood_pid"
+many_shown() { [[ "$(grep -c '^\[flood\] FLOOD-' "$ITEST_DIR/flood.out" 2>/dev/null)" -gt 20000 ]]; }
+wait_until 60 many_shown || itest_die "the flood step printed too little: $(tail -3 "$ITEST_DIR/flood.out")"
+kill -9 "$flood_pid"
+wait_exit "$flood_pid" 10 || itest_die "kiln survived kill -9 for 10 s"
+shown="$(grep -c '^\[flood\] FLOOD-' "$ITEST_DIR/flood.out")"
+last_shown="$(grep '^\[flood\] FLOOD-' "$ITEST_DIR/flood.out" | tail -1 | sed 's/^\[flood\] //')"
+flood_run="$(sed -n 's/^kiln: .* (run \([0-9]*\))$/\1/p' "$ITEST_DIR/flood.out" | head -1)"
+"$KILN" logs "$flood_run" flood -C "$fast" >"$ITEST_DIR/flood.logs" 2>&1
+stored="$(grep -c '^FLOOD-' "$ITEST_DIR/flood.logs")"
+if [[ "$stored" -ge "$shown" ]] && grep -qx -- "$last_shown" "$ITEST_DIR/flood.logs"; then
+  pass "all $shown lines shown before kill -9 are in kiln logs ($stored stored, the last shown: $last_shown)"
+else
+  fail "kiln showed $shown lines (the last: $last_shown) but kiln logs has $stored"
+fi
+if [[ -z "$(ls -A "$fast/.kiln/kiln.db.journal" 2>/dev/null)" ]]; then
+  pass "the dead kiln's journal was imported and removed"
+else
+  fail "a journal is left: $(ls "$fast/.kiln/kiln.db.journal")"
+fi
+
 itest_end

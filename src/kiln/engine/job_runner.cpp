@@ -79,6 +79,12 @@ class JobRun : public ActionHost {
   }
 
   JobSummary run() {
+    if (auto writer = setup_.store->open_log_writer(setup_.job_row)) {
+      log_ = std::move(*writer);
+    } else {
+      store_warned_ = true;  // each line is then committed on its own: slower, as durable
+      setup_.observer->job_line(summary_.key, "warning", writer.error().to_string());
+    }
     started_ = Clock::now();
     summary_.key = setup_.instance.key;
     summary_.job_id = job_.id;
@@ -742,6 +748,14 @@ class JobRun : public ActionHost {
                           : failed_     ? Conclusion::failure
                                         : Conclusion::success;
     summary_.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
+    // Every line in the store before the job is: a reader never sees a finished job's log cut.
+    if (log_) {
+      if (auto closed = log_->close(); !closed && !store_warned_) {
+        store_warned_ = true;
+        setup_.observer->job_line(summary_.key, "warning",
+                                  "cannot write the log to the store: " + closed.error().to_string());
+      }
+    }
     if (auto row = setup_.store->get_job(setup_.job_row)) {
       row->status = summary_.conclusion == Conclusion::success     ? store::JobStatus::success
                     : summary_.conclusion == Conclusion::cancelled ? store::JobStatus::cancelled
@@ -772,12 +786,20 @@ class JobRun : public ActionHost {
     line.stream = stream_of(kind);
     line.text = stored_text(kind, text);
     line.time = store::now_ms();
-    if (auto stored = setup_.store->append_log(line); !stored && !store_warned_) {
+    // Stored (durable against kill -9) before it is shown: store.h LogWriter.
+    Status stored = log_ ? log_->append(line) : append_directly(line);
+    if (!stored && !store_warned_) {
       store_warned_ = true;
       setup_.observer->job_line(summary_.key, "warning",
                                 "cannot write the log to the store: " + stored.error().to_string());
     }
     setup_.observer->job_line(summary_.key, kind, text);
+  }
+
+  Status append_directly(const store::LogLine& line) {
+    auto stored = setup_.store->append_log(line);
+    if (!stored) return std::unexpected(stored.error());
+    return {};
   }
 
   void log_kiln(std::string_view kind, const std::string& text) {
@@ -831,6 +853,7 @@ class JobRun : public ActionHost {
   bool timed_out_ = false;
   bool failed_ = false;
   bool store_warned_ = false;
+  std::unique_ptr<store::LogWriter> log_;  // the job's lines, batched (store.h)
   std::optional<int> current_step_;
   std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_, test_results_file_;
   nlohmann::json test_totals_;

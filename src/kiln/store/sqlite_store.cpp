@@ -5,6 +5,7 @@
 #include <system_error>
 #include <utility>
 
+#include "kiln/store/log_journal.h"
 #include "kiln/store/migrations.h"
 #include "kiln/store/process_identity.h"
 #include "kiln/store/sqlite_rows.h"
@@ -368,6 +369,8 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& pa
   KILN_TRY_VOID(migrate(db, schema_migrations()));
   auto store = std::make_unique<SqliteStore>(std::move(db));
   if (options.mark_interrupted_on_open) KILN_TRY_VOID(store->mark_interrupted(now_ms()));
+  // The log lines a dead kiln had shown but not yet committed (log_journal.h).
+  KILN_TRY_VOID(recover_journals(*store, journal_dir(path)));
   return std::unique_ptr<Store>(std::move(store));
 }
 

@@ -38,6 +38,7 @@ class SqliteStore final : public Store {
   Result<std::int64_t> append_log(const LogLine& line) override;
   Result<std::int64_t> append_logs(std::span<const LogLine> lines) override;
   Result<std::vector<LogChunk>> read_logs(const LogQuery& query) override;
+  Result<std::unique_ptr<LogWriter>> open_log_writer(std::int64_t job_id) override;
 
   Result<std::int64_t> create_artifact(const Artifact& artifact) override;
   Result<std::vector<Artifact>> list_artifacts(std::int64_t run_id) override;

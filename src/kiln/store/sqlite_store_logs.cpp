@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "kiln/store/log_journal.h"
 #include "kiln/store/process_identity.h"
 #include "kiln/store/sqlite_rows.h"
 #include "kiln/store/sqlite_store_impl.h"
@@ -59,6 +60,10 @@ Result<std::int64_t> SqliteStore::append_logs(std::span<const LogLine> lines) {
   }
   KILN_TRY_VOID(transaction.commit());
   return last;
+}
+
+Result<std::unique_ptr<LogWriter>> SqliteStore::open_log_writer(std::int64_t job_id) {
+  return open_journaled_log_writer(*this, journal_dir(db_.path()), job_id);
 }
 
 Result<std::vector<LogChunk>> SqliteStore::read_logs(const LogQuery& query) {

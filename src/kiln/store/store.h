@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -25,6 +26,21 @@
 #include "kiln/store/records.h"
 
 namespace kiln::store {
+
+// One job's log lines as the job prints them. append() makes a line durable against a crash of
+// kiln before it returns (write before show: the caller shows the line only after), at the cost
+// of one write() to a journal file; the lines reach the store's tables in batches (by time and
+// count), and the journal of a kiln that died is imported when its run is found interrupted.
+// Lines of one job must all go through its one writer, in order. Thread-safe.
+class LogWriter {
+ public:
+  virtual ~LogWriter() = default;
+  virtual Status append(const LogLine& line) = 0;
+  // Commits every line appended so far (also done by time, and by close()).
+  virtual Status flush() = 0;
+  // Flushes, then forgets the journal; a line appended after close() is committed at once.
+  virtual Status close() = 0;
+};
 
 class Store {
  public:
@@ -64,6 +80,9 @@ class Store {
   // interval rather than committed one by one.
   virtual Result<std::int64_t> append_log(const LogLine& line) = 0;
   virtual Result<std::int64_t> append_logs(std::span<const LogLine> lines) = 0;
+  // The way a running job's lines are written (LogWriter above): per line as cheap as a write()
+  // to a file, durable as append_log.
+  virtual Result<std::unique_ptr<LogWriter>> open_log_writer(std::int64_t job_id) = 0;
   // Chunks of a run (or one of its jobs) in seq order.
   virtual Result<std::vector<LogChunk>> read_logs(const LogQuery& query) = 0;
 
