@@ -63,6 +63,8 @@ PredictionInterval baseline_interval(std::span<const double> levels, double conf
     }
   }
   interval.outliers = static_cast<int>(levels.size()) - kept_total;
+  for (double r : residuals)
+    if (interval.fence > 0 && std::fabs(r) > interval.fence) interval.outlying.push_back(r);
   interval.df = kept_total - segments;
   if (interval.df < 1) {
     interval.lower = interval.upper = interval.center;

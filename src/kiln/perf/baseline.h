@@ -9,6 +9,8 @@
 //     1.4826 × the median distance of every level from its own segment's median — judged on
 //     the history's own spread, so one slow run does not widen the interval. (With fewer than
 //     10 levels none is left out: the MAD of a handful is too unsteady to judge by.)
+// The outlying levels' distances from their segment's median are kept (`outlying`): a current
+// level as far out as one of them may be another such run (compare.h).
 // The interval is the prediction interval for the next level of the last segment:
 //   center ± t(1 − (1 − confidence)/2, df) · s · sqrt(1 + 1/n),
 // center the mean of the last segment's kept levels, n their count, s the pooled standard

@@ -49,6 +49,23 @@ void classify(Comparison& c, Direction direction, const DecisionOptions& options
   }
 }
 
+// A change as far out as an outlying run of the history (within the fence of it), may be
+// another such run (a throttled GPU, or one of the first runs after a step too recent for the
+// change-point detector) rather than the code: too noisy to call. Elsewhere (a +10% step after
+// a +30% run; a 10% step after a spurious outlier at +1.5%) it is judged as usual.
+void unless_like_an_outlying_run(Comparison& c, const PredictionInterval& interval) {
+  if (c.verdict != Verdict::regression && c.verdict != Verdict::improvement) return;
+  if (interval.center == 0) return;
+  const double distance = c.current - interval.center;
+  for (double outlying : interval.outlying) {
+    if (std::fabs(distance - outlying) > interval.fence) continue;
+    c.verdict = Verdict::too_noisy;
+    c.reason = fmt::format("too noisy: as far out as an outlying run of the history ({:+.1f}%)",
+                           outlying / std::fabs(interval.center) * 100);
+    return;
+  }
+}
+
 // How far from its run's median a repetition must be to count as a far outlier, in robust
 // standard deviations of the noise within a run (as stats.h: without_far_outliers).
 constexpr double k_far = 5;
@@ -170,6 +187,7 @@ std::optional<Comparison> compare_run_history(const Baseline& baseline,
       (test.u < 0.5 * static_cast<double>(pooled.size() * current.size())) == (c.change > 0);
   const bool outside = c.current < interval.lower || c.current > interval.upper;
   classify(c, direction, options, outside && moved);
+  unless_like_an_outlying_run(c, interval);
   return c;
 }
 
@@ -238,6 +256,7 @@ Comparison compare(const Baseline& baseline, std::span<const double> current_sam
             std::max(c.detectable, (interval.upper - interval.center) / std::fabs(interval.center));
     }
     classify(c, direction, options, significant);
+    if (c.interval) unless_like_an_outlying_run(c, *c.interval);
     return c;
   }
   if (baseline.history.size() >= options.min_history) {
@@ -250,6 +269,7 @@ Comparison compare(const Baseline& baseline, std::span<const double> current_sam
     c.p_value = prediction_p_value(interval, c.current);
     c.detectable = c.baseline != 0 ? (interval.upper - interval.center) / std::fabs(c.baseline) : 0;
     classify(c, direction, options, c.current < interval.lower || c.current > interval.upper);
+    unless_like_an_outlying_run(c, interval);
     return c;
   }
   // Not enough to decide either way: a new benchmark, or too few runs so far.

@@ -256,6 +256,25 @@ TEST(Compare, RunHistoryAThrottledRunOfTheHistoryDoesNotHideARegression) {
             Verdict::regression);
   EXPECT_EQ(compare(base, around(100, 0.01, 10, 4), 0, Direction::smaller_is_better, {}).verdict,
             Verdict::unchanged);
+  // As far out as the throttled run: it may be another one. Farther, it is not.
+  EXPECT_EQ(compare(base, around(140, 0.01, 10), 0, Direction::smaller_is_better, {}).verdict,
+            Verdict::regression);
+  auto like = compare(base, around(130.5, 0.01, 10), 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(like.verdict, Verdict::too_noisy);
+  EXPECT_EQ(like.reason.rfind("too noisy: as far out as an outlying run of the history (+", 0), 0u)
+      << like.reason;
+}
+
+TEST(Compare, RunHistoryRunsAtANewLevelTooFewForAChangePointAreNotFlaggedAgain) {
+  // Twenty runs at 100, then two at 110 (a step merged two runs ago: too few runs for the change
+  // point). A third run at 110 is as far out as they are: too noisy, not a second failure;
+  // once four runs hold the new level, the baseline starts there (above).
+  auto base = run_history(
+      22, [](int r) { return around((r < 20 ? 100 : 110) * (1 + wobble(r) / 100), 0.01, 10, r); });
+  auto c = compare(base, around(110, 0.01, 10, 3), 0, Direction::smaller_is_better, {});
+  EXPECT_EQ(c.verdict, Verdict::too_noisy);
+  ASSERT_TRUE(c.interval);
+  EXPECT_EQ(c.interval->outliers, 2);
 }
 
 TEST(Compare, RunHistoryBaselineStartsAfterTheLastChangePoint) {

@@ -30,6 +30,13 @@ std::string format_p(double p) {
   return fmt::format("p={:.4f}", p);
 }
 
+// The reason after the verdict in the table: "too-noisy (the interval ±7% is wider ...)".
+std::string why(std::string reason) {
+  constexpr std::string_view k_noisy = "too noisy: ";
+  if (reason.starts_with(k_noisy)) reason.erase(0, k_noisy.size());
+  return reason;
+}
+
 }  // namespace
 
 int GateReport::count(Verdict verdict) const {
@@ -218,12 +225,12 @@ std::string format_table(const GateReport& report) {
     std::string name =
         row.metric == "value" ? row.benchmark : fmt::format("{} ({})", row.benchmark, row.metric);
     bool has_baseline = c.baseline != 0 || !c.method.empty();
-    out += fmt::format("{:<{}}  {:>12}  {:>12}  {:>8}  {:>8}  {:<9}  {}: {}\n", name, name_width,
+    out += fmt::format("{:<{}}  {:>12}  {:>12}  {:>8}  {:>8}  {:<9}  {} ({})\n", name, name_width,
                        has_baseline ? format_value(c.baseline, row.unit) : "-",
                        format_value(c.current, row.unit),
                        has_baseline ? fmt::format("{:+.1f}%", c.change * 100) : "-",
                        c.detectable > 0 ? fmt::format("±{:.1f}%", c.detectable * 100) : "-",
-                       c.p_value ? format_p(*c.p_value) : "-", to_string(c.verdict), c.reason);
+                       c.p_value ? format_p(*c.p_value) : "-", to_string(c.verdict), why(c.reason));
   }
   out += fmt::format(
       "{} compared: {} regression(s), {} improvement(s), {} unchanged, {} too noisy, "

@@ -161,7 +161,8 @@ TEST_F(GateTest, CompareSetsTableAndJson) {
   EXPECT_NE(table.find("INTERVAL"), std::string::npos);
   EXPECT_NE(table.find("attn"), std::string::npos);
   EXPECT_NE(table.find("+25.0%"), std::string::npos);
-  EXPECT_NE(table.find("regression: significant and ≥ threshold 5.0%"), std::string::npos) << table;
+  EXPECT_NE(table.find("regression (significant and ≥ threshold 5.0%)"), std::string::npos)
+      << table;
   EXPECT_NE(table.find("1 regression(s), 1 improvement(s)"), std::string::npos);
   // One run a side: the rank test cannot see run-to-run noise, and the table says so.
   EXPECT_NE(table.find("attn: note: run-to-run noise unknown: one run a side shows only the noise "

@@ -60,6 +60,9 @@ struct PredictionInterval {
   int df = 0;        // degrees of freedom of sigma
   int outliers = 0;  // values left out as outlying
   double fence = 0;  // how far from its center a value had to be to be left out; 0: none judged
+  // The values left out, as signed distances from their center: a new value as far out as one
+  // of them (within the fence) may be another such one.
+  std::vector<double> outlying{};
   std::size_t start = 0;  // the index of the first value of the baseline (after a change point)
 };
 
