@@ -10,7 +10,9 @@
 //            confirmed by the prediction interval of the run summaries (the rule before it);
 //   naive    "previous value, 5% threshold": the current mean against the previous run's mean;
 //   rank     the rank test alone at p < 0.05 (what compare.py-style tools report), slower side.
-// Then the change-point detector on series of 40 runs with a step at run 20.
+// Then the histories of issue 18 (--scenarios): one outlying run in the history, a second step
+// ten runs after an accepted one, a slow drift; and the change-point detector on series of 40
+// runs with a step at run 20.
 //
 // Noise models (cv is the overall coefficient of variation of one sample):
 //   gaussian    sample = level · (1 + N(0, cv))
@@ -21,6 +23,7 @@
 //
 // Fixed seed: the output is the same on every machine with the same libstdc++.
 // Usage: perf_gate_eval [--trials N] [--seed S] [--noise NAME] [--change-points off]
+//                       [--cells off] [--scenarios off]
 
 #include <algorithm>
 #include <cstdio>
@@ -57,6 +60,11 @@ const char* name(Noise noise) {
 class Generator {
  public:
   explicit Generator(std::uint64_t seed) : random_(seed) {}
+
+  // A uniformly random index below `n`.
+  std::size_t index(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(random_);
+  }
 
   // One run's repetitions at `level`.
   std::vector<double> run(double level, Noise noise, double cv, int reps) {
@@ -142,29 +150,100 @@ std::string percent(int count, int total) {
   return buffer;
 }
 
-}  // namespace
+// A history of issue 18's kinds: the level of each past run, and of the current one before its
+// step.
+struct Scenario {
+  const char* name;
+  std::vector<double> (*history)(Generator&);  // run levels, oldest first
+  double current;                              // the current level without a step
+};
 
-int main(int argc, char** argv) {
-  int trials = 1000;
-  std::uint64_t seed = 20261130;
-  std::string only;          // --noise NAME: one noise model only
-  bool change_points = true;  // --change-points off: the decision tables only
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string_view flag = argv[i];
-    if (flag == "--trials")
-      trials = std::atoi(argv[i + 1]);
-    else if (flag == "--seed")
-      seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (flag == "--noise")
-      only = argv[i + 1];
-    else if (flag == "--change-points")
-      change_points = std::string_view(argv[i + 1]) != "off";
+std::vector<double> plain(Generator&) { return std::vector<double>(20, 100.0); }
+// One run of the twenty at +30% (a throttled GPU), at a random place.
+std::vector<double> outlier_run(Generator& gen) {
+  auto levels = plain(gen);
+  levels[gen.index(levels.size())] = 130;
+  return levels;
+}
+// Twenty runs at 100, then ten at 110: a first step the history has accepted.
+std::vector<double> after_a_step(Generator&) {
+  std::vector<double> levels(20, 100.0);
+  levels.resize(30, 110.0);
+  return levels;
+}
+// Thirty runs drifting up 0.1% a run (3% in all); the current run continues the drift.
+std::vector<double> drift(Generator&) {
+  std::vector<double> levels;
+  for (int i = 0; i < 30; ++i) levels.push_back(100 * (1 + 0.001 * i));
+  return levels;
+}
+const Scenario k_scenarios[] = {{"no change in 20 runs", plain, 100},
+                                {"one run +30% in 20", outlier_run, 100},
+                                {"second step, 10 runs after a +10% one", after_a_step, 110},
+                                {"slow drift +0.1%/run over 30", drift, 103}};
+
+// Share of `trials` current runs at `current` · (1 + step) judged a regression (and too noisy).
+struct Judged {
+  int regressions = 0, noisy = 0;
+};
+Judged judge_scenario(Generator& gen, const Scenario& scenario, Noise noise, double cv, int reps,
+                      double step, double threshold, int trials) {
+  kiln::perf::DecisionOptions options;
+  options.threshold = threshold;
+  Judged judged;
+  for (int t = 0; t < trials; ++t) {
+    kiln::perf::Baseline baseline;
+    for (double level : scenario.history(gen)) {
+      auto samples = gen.run(level, noise, cv, reps);
+      baseline.history.push_back(kiln::perf::summary_of(samples));
+      baseline.history_samples.push_back(samples);
+      baseline.samples = samples;
+    }
+    auto current = gen.run(scenario.current * (1 + step), noise, cv, reps);
+    auto c = kiln::perf::compare(baseline, current, 0, Direction::smaller_is_better, options);
+    judged.regressions += c.verdict == Verdict::regression;
+    judged.noisy += c.verdict == Verdict::too_noisy;
   }
-  Generator gen(seed);
-  const double cvs[] = {0.01, 0.02, 0.05, 0.10};
-  const int reps_list[] = {1, 5, 10, 30};
-  const double steps[] = {0.02, 0.05, 0.10, 0.20};
+  return judged;
+}
 
+void scenarios(Generator& gen, int trials, const std::string& only) {
+  std::printf(
+      "## Issue 18's histories: one run judged after each (%d trials per cell, 10 repetitions)\n\n"
+      "False alarm: a regression with no step; detection: a regression at the first run after a\n"
+      "step (threshold 5%%, and 3%% for 5%% steps: a verdict is the change it shows, so a true "
+      "5%%\n"
+      "step measures below 5%% about half the time).\n\n",
+      trials);
+  std::printf(
+      "| history | noise | CV | false alarm | too noisy (no step) | detect 10%% | detect 5%% | "
+      "detect 5%%, threshold 3%% | false alarm, threshold 3%% "
+      "|\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& scenario : k_scenarios) {
+    for (Noise noise : k_noises) {
+      if (!only.empty() && only != name(noise)) continue;
+      for (double cv : {0.01, 0.02, 0.05}) {
+        auto none = judge_scenario(gen, scenario, noise, cv, 10, 0, 0.05, trials);
+        auto ten = judge_scenario(gen, scenario, noise, cv, 10, 0.10, 0.05, trials);
+        auto five = judge_scenario(gen, scenario, noise, cv, 10, 0.05, 0.05, trials);
+        auto five_low = judge_scenario(gen, scenario, noise, cv, 10, 0.05, 0.03, trials);
+        auto none_low = judge_scenario(gen, scenario, noise, cv, 10, 0, 0.03, trials);
+        std::printf("| %s | %s | %g%% | %s | %s | %s | %s | %s | %s |\n", scenario.name,
+                    name(noise), cv * 100, percent(none.regressions, trials).c_str(),
+                    percent(none.noisy, trials).c_str(), percent(ten.regressions, trials).c_str(),
+                    percent(five.regressions, trials).c_str(),
+                    percent(five_low.regressions, trials).c_str(),
+                    percent(none_low.regressions, trials).c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  std::printf("\n");
+}
+
+// Every noise model, CV, repetition count and step: the per-cell table and the totals.
+void cell_table(Generator& gen, int trials, std::uint64_t seed, const std::string& only,
+                const double (&cvs)[4], const int (&reps_list)[4], const double (&steps)[4]) {
   std::printf("## Decision: one run against a history of 20 (%d trials per cell, seed %llu)\n\n",
               trials, static_cast<unsigned long long>(seed));
   std::printf(
@@ -177,8 +256,9 @@ int main(int argc, char** argv) {
       "| noise | CV | reps | false alarm kiln | before | naive | rank | too-noisy kiln (no "
       "change) | before |");
   for (double step : steps)
-    std::printf(step == 0.05 ? " detect %g%% kiln | before | naive |" : " detect %g%% kiln | naive |",
-                step * 100);
+    std::printf(
+        step == 0.05 ? " detect %g%% kiln | before | naive |" : " detect %g%% kiln | naive |",
+        step * 100);
   std::printf("\n|---|---|---|---|---|---|---|---|---|");
   for (double step : steps) std::printf(step == 0.05 ? "---|---|---|" : "---|---|");
   std::printf("\n");
@@ -201,8 +281,8 @@ int main(int argc, char** argv) {
         totals[n].fa_total += none.trials;
         if (reps >= 5)
           totals[n].fa_worst = std::max(totals[n].fa_worst, 1.0 * none.kiln / none.trials);
-        std::printf("| %s | %g%% | %d | %s | %s | %s | %s | %s | %s |", name(noise), cv * 100,
-                    reps, percent(none.kiln, none.trials).c_str(),
+        std::printf("| %s | %g%% | %d | %s | %s | %s | %s | %s | %s |", name(noise), cv * 100, reps,
+                    percent(none.kiln, none.trials).c_str(),
                     percent(none.before, none.trials).c_str(),
                     percent(none.naive, none.trials).c_str(),
                     reps >= 2 ? percent(none.rank, none.trials).c_str() : "-",
@@ -257,6 +337,43 @@ int main(int argc, char** argv) {
               percent(all.det5, all.det5_total).c_str(),
               percent(all.det5_before, all.det5_total).c_str(),
               percent(all.det5_naive, all.det5_total).c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int trials = 1000;
+  std::uint64_t seed = 20261130;
+  bool cells = true;           // --cells off: not the per-cell table
+  bool with_scenarios = true;  // --scenarios off: not issue 18's histories
+  std::string only;            // --noise NAME: one noise model only
+  bool change_points = true;   // --change-points off: the decision tables only
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string_view flag = argv[i];
+    if (flag == "--trials")
+      trials = std::atoi(argv[i + 1]);
+    else if (flag == "--seed")
+      seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--noise")
+      only = argv[i + 1];
+    else if (flag == "--change-points")
+      change_points = std::string_view(argv[i + 1]) != "off";
+    else if (flag == "--cells")
+      cells = std::string_view(argv[i + 1]) != "off";
+    else if (flag == "--scenarios")
+      with_scenarios = std::string_view(argv[i + 1]) != "off";
+    else {
+      std::fprintf(stderr, "perf_gate_eval: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  Generator gen(seed);
+  if (with_scenarios) scenarios(gen, std::max(1, trials / 2), only);
+  const double cvs[] = {0.01, 0.02, 0.05, 0.10};
+  const int reps_list[] = {1, 5, 10, 30};
+  const double steps[] = {0.02, 0.05, 0.10, 0.20};
+
+  if (cells) cell_table(gen, trials, seed, only, cvs, reps_list, steps);
   if (!change_points) return 0;
 
   // Change points: 40 runs of 10 repetitions (their summaries), a step at run 20.

@@ -29,6 +29,7 @@ struct BenchArgs {
   std::int64_t run = 0;
   // compare
   std::string base, current;
+  bool history = false;
   // history
   std::string name, metric;
   int limit = 100;
@@ -129,6 +130,9 @@ int ingest(const BenchArgs& args) {
   if (!store) return report_error(store.error());
   std::vector<store::BenchmarkResult> records;
   for (const auto& [file, result] : parsed) {
+    auto units =
+        perf::check_units(**store, place.repository, testbed_of(args), result.measurements, file);
+    if (!units) return report_error(units.error());
     perf::ResultContext context{.repository = place.repository,
                                 .branch = place.branch,
                                 .testbed = testbed_of(args),
@@ -164,7 +168,12 @@ int ingest(const BenchArgs& args) {
 // "commit:SHA": the results stored for that commit (a prefix will do) in this repository.
 // Several results of one benchmark and metric (re-runs): the newest counts. Results of
 // several testbeds need --testbed: they are never mixed.
-Result<std::vector<perf::Measurement>> load_side(const BenchArgs& args, const std::string& what) {
+struct Side {
+  std::vector<perf::Measurement> measurements;
+  std::vector<store::BenchmarkResult> records;  // when stored: the newest of each, as above
+};
+
+Result<Side> load_side(const BenchArgs& args, const std::string& what) {
   bool is_commit = what.starts_with("commit:");
   std::string id_text = what.starts_with("run:") ? what.substr(4) : what;
   bool is_run =
@@ -173,7 +182,7 @@ Result<std::vector<perf::Measurement>> load_side(const BenchArgs& args, const st
   if (!is_run && !is_commit) {
     KILN_TRY(auto parsed, perf::parse_result_file(what));
     print_notes(what, parsed);
-    return parsed.measurements;
+    return Side{.measurements = std::move(parsed.measurements), .records = {}};
   }
   store::BenchmarkQuery query;
   query.testbed = args.testbed;
@@ -202,18 +211,20 @@ Result<std::vector<perf::Measurement>> load_side(const BenchArgs& args, const st
                 "{} has results from {} testbeds ('{}', ...): choose one with --testbed", what,
                 testbeds.size(), *testbeds.begin());
   // Oldest first: a later result of the same benchmark and metric replaces an earlier one.
-  std::vector<perf::Measurement> measurements;
+  Side side;
   std::map<std::pair<std::string, std::string>, std::size_t> index;
   for (const auto& record : records) {
     auto key = std::make_pair(record.benchmark, record.metric);
     if (auto it = index.find(key); it != index.end()) {
-      measurements[it->second] = perf::from_record(record);
+      side.measurements[it->second] = perf::from_record(record);
+      side.records[it->second] = record;
     } else {
-      index.emplace(key, measurements.size());
-      measurements.push_back(perf::from_record(record));
+      index.emplace(key, side.measurements.size());
+      side.measurements.push_back(perf::from_record(record));
+      side.records.push_back(record);
     }
   }
-  return measurements;
+  return side;
 }
 
 int print_report(const perf::GateReport& report, bool json) {
@@ -231,7 +242,37 @@ int compare_command(const BenchArgs& args) {
   if (!base) return report_error(base.error());
   auto current = load_side(args, args.current);
   if (!current) return report_error(current.error());
-  return print_report(perf::compare_sets(*base, *current, *options), args.json);
+  if (!args.history) {
+    auto report = perf::compare_sets(base->measurements, current->measurements, *options);
+    if (!report) return report_error(report.error());
+    return print_report(*report, args.json);
+  }
+  // --history: the stored runs of BASE's series, up to BASE (a stored run or commit), or
+  // followed by BASE (a file), against CURRENT.
+  auto store = store_of(args);
+  if (!store) return report_error(store.error());
+  auto place = place_of(args);
+  perf::HistoryScope scope{.repository = place.repository,
+                           .branch = args.branch.empty() ? place.default_branch : args.branch,
+                           .testbed = testbed_of(args),
+                           .exclude_run_id = {},
+                           .up_to_id = {}};
+  std::vector<perf::Measurement> appended;
+  if (base->records.empty()) {
+    appended = base->measurements;
+  } else {
+    const auto& newest =
+        *std::max_element(base->records.begin(), base->records.end(),
+                          [](const auto& a, const auto& b) { return a.id < b.id; });
+    scope.repository = newest.repository;
+    scope.branch = newest.branch;
+    scope.testbed = newest.testbed;
+    scope.up_to_id = newest.id;
+  }
+  auto report =
+      perf::gate_against_history(**store, scope, current->measurements, *options, appended);
+  if (!report) return report_error(report.error());
+  return print_report(*report, args.json);
 }
 
 // --- history --------------------------------------------------------------------------------
@@ -269,19 +310,30 @@ int history_command(const BenchArgs& args) {
   for (auto& points : series) {
     if (args.limit > 0 && points.size() > static_cast<std::size_t>(args.limit))
       points.erase(points.begin(), points.end() - args.limit);
-    std::vector<double> values;
-    for (const auto* p : points) values.push_back(p->value);
+    // In the unit of the newest point: times stored in ms before the parsers kept ns convert.
+    const auto newest = perf::from_record(*points.back());
+    std::vector<double> values, factors;
+    for (const auto* p : points) {
+      auto factor = perf::unit_factor(newest, p->unit, p->source);
+      if (!factor) return report_error(factor.error());
+      factors.push_back(*factor);
+      values.push_back(p->value * *factor);
+    }
     auto changes = perf::find_change_points(values);
-    const auto& first = *points.front();
+    const auto& first = *points.back();
     nlohmann::ordered_json json_points = nlohmann::ordered_json::array();
-    for (const auto* p : points)
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const auto* p = points[i];
+      std::vector<double> samples = p->samples;
+      for (double& v : samples) v *= factors[i];
       json_points.push_back({{"id", p->id},
                              {"time", p->time},
                              {"commit", p->commit_sha},
                              {"run_id", p->run_id ? nlohmann::ordered_json(*p->run_id)
                                                   : nlohmann::ordered_json(nullptr)},
-                             {"value", p->value},
-                             {"samples", p->samples}});
+                             {"value", values[i]},
+                             {"samples", samples}});
+    }
     nlohmann::ordered_json json_changes = nlohmann::ordered_json::array();
     for (const auto& c : changes)
       json_changes.push_back({{"index", c.index},
@@ -312,7 +364,7 @@ int history_command(const BenchArgs& args) {
         marker = fmt::format("  <- change point {:+.1f}% (p={:.3f})", c->change * 100, c->p_value);
       }
       fmt::print("  {:<10}  {:>12}  {:>3} sample(s){}\n", p->commit_sha.substr(0, 10),
-                 perf::format_value(p->value, p->unit), p->samples.size(), marker);
+                 perf::format_value(values[i], newest.unit), p->samples.size(), marker);
     }
   }
   if (args.json) fmt::print("{}\n", out.dump(2));
@@ -340,7 +392,8 @@ int gate_command(const BenchArgs& args) {
     perf::HistoryScope scope{.repository = place.repository,
                              .branch = baseline_branch,
                              .testbed = testbed_of(args),
-                             .exclude_run_id = {}};
+                             .exclude_run_id = {},
+                             .up_to_id = {}};
     auto report = perf::gate_against_history(**store, scope, current, *options);
     if (!report) return report_error(report.error());
     return print_report(*report, args.json);
@@ -407,6 +460,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   compare_cmd->add_option("--testbed", args->testbed,
                           "for run:N and commit:SHA: only this testbed");
   compare_cmd->add_option("--repository", args->repository, "repository name (default: from git)");
+  compare_cmd->add_flag("--history", args->history,
+                        "judge CURRENT against the stored runs up to BASE (BASE a file: the "
+                        "stored runs of the default branch and --testbed, then BASE)");
+  compare_cmd->add_option("--branch", args->branch,
+                          "with --history and a BASE file: the baseline branch (default: the "
+                          "default branch)");
   add_common(compare_cmd, *args);
   add_decision(compare_cmd, *args);
   compare_cmd->callback([args, &exit_code] { exit_code = compare_command(*args); });

@@ -59,6 +59,12 @@ LogLines BenchmarkCollector::collect(const std::filesystem::path& list,
     }
     for (const auto& note : parsed->notes)
       lines.emplace_back("warning", fmt::format("{}: {}", line, note));
+    if (auto units = perf::check_units(store_, context_.repository, context_.testbed,
+                                       parsed->measurements, path.string());
+        !units) {
+      lines.emplace_back("error", "benchmark results: " + units.error().to_string());
+      continue;
+    }
     perf::ResultContext context{
         .repository = context_.repository,
         .branch = context_.branch,
@@ -107,7 +113,10 @@ BenchmarkCollector::Verdict BenchmarkCollector::gate(
     enforce = it->second != "off" && it->second != "false";
   auto report = perf::gate_records(store_, stored_, context_.default_branch, options);
   if (!report) {
-    verdict.lines.emplace_back("warning", "perf gate: " + report.error().to_string());
+    // Results that cannot be judged are not a pass.
+    verdict.failed = true;
+    verdict.reason = "perf gate: " + report.error().to_string();
+    verdict.lines.emplace_back("error", verdict.reason);
     return verdict;
   }
   verdict.report = perf::to_json(*report);

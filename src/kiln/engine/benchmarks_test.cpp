@@ -108,6 +108,20 @@ TEST_F(CollectorTest, BadFileIsAnErrorNamingTheField) {
   EXPECT_NE(lines[1].second.find("missing.json"), std::string::npos);
 }
 
+TEST_F(CollectorTest, AUnitThatDoesNotConvertFailsTheFileNamingTheField) {
+  std::ofstream(dir_ / "rate.json") << R"([{"name": "copy", "unit": "MB/s", "value": 5}])";
+  std::ofstream(dir_ / "renamed.json") << R"([{"name": "copy", "unit": "GB/s", "value": 5}])";
+  std::ofstream(dir_ / "list.txt") << "rate.json\nrenamed.json\n";
+  BenchmarkCollector collector(*store_, context());
+  auto lines = collector.collect(dir_ / "list.txt", dir_);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].first, "kiln");
+  EXPECT_EQ(lines[1].first, "error");
+  EXPECT_NE(lines[1].second.find("renamed.json: error: [0].unit: 'GB/s' is not the unit 'MB/s'"),
+            std::string::npos)
+      << lines[1].second;
+}
+
 TEST_F(CollectorTest, GateFailsOnARegressionUnlessTurnedOff) {
   // History: a result of an earlier run on main, same testbed.
   write("old.json", 100);

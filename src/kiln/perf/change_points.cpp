@@ -56,7 +56,10 @@ void search(std::span<const double> values, std::size_t offset, const ChangePoin
   if (observed.at == 0) return;
   int as_large = 0;
   auto shuffled = ranks;
-  for (int i = 0; i < options.permutations; ++i) {
+  // Once as_large + 1 reaches alpha · (permutations + 1), p cannot fall below alpha: stop (a
+  // series without a step is settled after a handful of permutations).
+  const double enough = options.alpha * (options.permutations + 1.0);
+  for (int i = 0; i < options.permutations && as_large + 1.0 < enough; ++i) {
     std::shuffle(shuffled.begin(), shuffled.end(), random);
     if (best_split(shuffled, min_segment).statistic >= observed.statistic - 1e-12) ++as_large;
   }

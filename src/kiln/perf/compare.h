@@ -9,25 +9,26 @@
 //         model. A run's level (the mean of its repetitions without far outliers, judged by
 //         the within-run spread pooled over the history) is the true cost plus the run's own
 //         offset plus the noise of its repetitions; the spread of the history's levels holds
-//         both, and the current level must leave their prediction interval at alpha (corrected
-//         for the skewness of a mean of few repetitions), and the current repetitions must
-//         differ from all the history's repetitions by the rank test at alpha; or else
+//         both, and the current level must leave their prediction interval at alpha (baseline.h:
+//         the runs after the history's last change point, outlying runs left out; corrected for
+//         the skewness of a mean of few repetitions), and the current repetitions must differ
+//         from all the baseline runs' repetitions by the rank test at alpha; or else
 //       * the Mann-Whitney U test on repetitions, when the current result and the baseline run
 //         both have at least `min_samples` of them; or else
 //       * a prediction interval from the history (the summary values of the last runs on the
-//         baseline branch and testbed), when it has at least `min_history` points; and
-//   - not smaller than the threshold (default 5%) in relative terms: the relative change plus
-//     the half-width of its confidence interval (`detectable`) reaches the threshold. A change
-//     measured precisely below the threshold passes; a true step of exactly the threshold is
-//     caught (nearly) every time, not one time in two as a bare "estimate > 5%" rule would.
+//         baseline branch and testbed, baseline.h), when it has at least `min_history` points; and
+//   - at least the threshold (default 5%): the verdict is the change it shows, so a regression
+//     is never flagged below its threshold. A significant change below it is unchanged, with
+//     the reason saying so. (A true step of exactly the threshold is then caught about half the
+//     time: to catch steps of size S, set the threshold below S by the interval's half-width.)
 // For the Mann-Whitney rule with a history of summaries (no repetitions in it), the change must
 // pass both tests, the interval at alpha and the rank test at confirm_alpha: repetitions of one
 // run do not see run-to-run noise.
 // The rank test leaves out far outliers (stats.h: without_far_outliers) and its change is the
 // Hodges-Lehmann shift relative to the baseline's median.
-// When the test is not significant and the noise is large enough that a change of the
-// threshold's size could have gone unseen (or the measured change is that large), the verdict
-// is too_noisy, never unchanged: a noisy benchmark is reported, not silently passed.
+// When nothing is significant and the interval is wider than the threshold (or the change
+// reaches the threshold), the verdict is too_noisy, never unchanged: a noisy benchmark is
+// reported, not silently passed.
 
 #include <optional>
 #include <span>
@@ -91,9 +92,16 @@ struct Comparison {
   // Where the current value (prediction-interval) or the current run's level (run-history)
   // falls without a change; with the mann-whitney rule and a history, the interval it confirms.
   std::optional<PredictionInterval> interval;
-  // The smallest relative change this comparison could have detected (0 when unknown): when it
-  // exceeds the threshold and nothing was significant, the verdict is too_noisy.
+  // The half-width of the interval on the change's side, relative (0 when unknown): the
+  // smallest change this comparison could have detected. When it exceeds the threshold and
+  // nothing was significant, the verdict is too_noisy.
   double detectable = 0;
+  // Why the verdict: "significant and ≥ threshold 5.0%", "too noisy: the interval ±7.2% is
+  // wider than the threshold 5.0%", ... (docs/perf-gate.md).
+  std::string reason;
+  // The index in the history of the first run of the baseline: after the history's last change
+  // point (baseline.h), 0 without one.
+  std::size_t baseline_start = 0;
 };
 
 // `current_samples` may be empty, then `current_value` is the current summary.

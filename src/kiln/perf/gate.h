@@ -45,6 +45,11 @@ struct GateRow {
     std::size_t runs_ago = 0;  // results between it and the current one (at least 3)
   };
   std::optional<LastChange> last_change;
+  // The commit of the first run of the baseline when it starts after a change point of the
+  // history (compare.h: baseline_start), else empty.
+  std::string baseline_from;
+  // What the comparison could not see, for the reader: "run-to-run noise unknown ...".
+  std::string note;
 };
 
 struct GateReport {
@@ -61,17 +66,34 @@ struct HistoryScope {
   std::string branch;
   std::string testbed;
   std::optional<std::int64_t> exclude_run_id;
+  std::optional<std::int64_t> up_to_id;  // only results stored at or before this one
 };
 
 // Every metric of `current` against the same (benchmark, metric) of `base`: the rank test
 // when both have repetitions, else no-baseline (one value against one value decides nothing).
-GateReport compare_sets(const std::vector<Measurement>& base,
-                        const std::vector<Measurement>& current, const GateOptions& options);
+// One run a side cannot show run-to-run noise: such rows carry a note saying so. A unit that
+// differs and does not convert (time units do) is invalid_input naming the file and field.
+Result<GateReport> compare_sets(const std::vector<Measurement>& base,
+                                const std::vector<Measurement>& current,
+                                const GateOptions& options);
 
-// Every metric of `current` against its history in the store.
+// Every metric of `current` against its history in the store; `appended`: results that end the
+// history as its newest run (kiln bench compare --history with a BASE file). History in another
+// time unit is converted; another unit is invalid_input.
 Result<GateReport> gate_against_history(store::Store& store, const HistoryScope& scope,
                                         const std::vector<Measurement>& current,
-                                        const GateOptions& options);
+                                        const GateOptions& options,
+                                        const std::vector<Measurement>& appended = {});
+
+// How many of `unit` one `stored` is worth (1 when equal; time units convert), or an error
+// naming `source`, the measurement's field and both units: a benchmark keeps its unit.
+Result<double> unit_factor(const Measurement& m, const std::string& stored,
+                           const std::string& source);
+
+// The units of `measurements` (read from `source`) against the newest stored result of the
+// same repository, benchmark, metric and testbed: convertible or the same, else invalid_input.
+Status check_units(store::Store& store, const std::string& repository, const std::string& testbed,
+                   const std::vector<Measurement>& measurements, const std::string& source);
 
 // Stored results (a run's or a job's) against the history of their own series: the same
 // repository and testbed as each record, on `baseline_branch`, without the records' run.

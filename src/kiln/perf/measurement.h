@@ -24,8 +24,9 @@ Result<Direction> parse_direction(std::string_view text);
 struct Measurement {
   std::string name{};    // the benchmark: "BM_Copy/1024", "tests/test_io.py::test_read"
   std::string metric{};  // "real_time", "cpu_time", "time", "B/op", "items_per_second", "value"
-  // Times are normalised to "ns" whatever unit the file used, so a series survives a change of
-  // --benchmark_time_unit; other units are kept as the file spells them.
+  // Times (ns, us, ms, s) are normalised to "ns" whatever unit the file used, so a series
+  // survives a change of --benchmark_time_unit or of a custom file's "unit"; other units are
+  // kept as the file spells them, and must then stay the same across runs (gate.h: check_units).
   std::string unit{};
   Direction direction = Direction::smaller_is_better;
   // Repetitions, one value per repetition, in file order. Empty when the file only has a summary
@@ -36,6 +37,9 @@ struct Measurement {
   double value = 0;
   // Per-benchmark threshold override in percent (custom JSON "threshold"); empty: the default.
   std::optional<double> threshold_percent{};
+  // Where in its file the benchmark's first row is, for messages: "[2]", "benchmarks[3]",
+  // "line 12"; empty when unknown (a result read back from the store).
+  std::string field{};
 };
 
 // A parsed file.

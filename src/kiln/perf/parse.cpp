@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/perf/json_text.h"
+
 namespace kiln::perf {
 namespace {
 
@@ -23,20 +25,6 @@ std::unexpected<Error> field_error(const std::filesystem::path& origin, std::str
                                    fmt::format_string<Args...> format, Args&&... args) {
   return fail_at(SourceLocation{origin.string(), 0, 0}, "{}: {}", field,
                  fmt::format(format, std::forward<Args>(args)...));
-}
-
-// 1-based line and column of byte `offset` in `text`.
-SourceLocation location_of(std::string_view text, std::size_t offset, const std::string& file) {
-  SourceLocation where{file, 1, 1};
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++where.line;
-      where.column = 1;
-    } else {
-      ++where.column;
-    }
-  }
-  return where;
 }
 
 std::string_view type_name(const json& value) {
@@ -70,10 +58,28 @@ Result<std::string> string_at(const json& object, const std::string& key, const 
   return it->get<std::string>();
 }
 
+// A flag of a row: true only when the key holds the boolean true.
+bool flag_at(const json& object, const std::string& key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_boolean() && it->get<bool>();
+}
+
+// The string at `key`, or `fallback` when it is missing or not a string (for notes only).
+std::string text_or(const json& object, const std::string& key, const std::string& fallback) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+// A time must be positive: 0 or less is a broken measurement, never a fast one.
+Status positive_time(double value, const std::string& field, const std::filesystem::path& origin) {
+  if (value > 0) return {};
+  return field_error(origin, field, "a time must be positive, got {}", value);
+}
+
 // Nanoseconds per `unit` for Google Benchmark's time units.
 Result<double> ns_per(std::string_view unit) {
   if (unit == "ns") return 1.0;
-  if (unit == "us") return 1e3;
+  if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs") return 1e3;
   if (unit == "ms") return 1e6;
   if (unit == "s") return 1e9;
   return fail(ErrorCode::invalid_input, "unknown time unit '{}' (ns, us, ms, s)", unit);
@@ -88,12 +94,13 @@ bool is_throughput_unit(std::string_view unit) {
 class Collector {
  public:
   Measurement& at(const std::string& name, const std::string& metric, const std::string& unit,
-                  Direction direction) {
+                  Direction direction, const std::string& field) {
     auto key = std::make_pair(name, metric);
     auto it = index_.find(key);
     if (it != index_.end()) return measurements_[it->second];
     index_[key] = measurements_.size();
-    measurements_.push_back({.name = name, .metric = metric, .unit = unit, .direction = direction});
+    measurements_.push_back(
+        {.name = name, .metric = metric, .unit = unit, .direction = direction, .field = field});
     return measurements_.back();
   }
   std::vector<Measurement> finish() {
@@ -157,10 +164,10 @@ Result<ResultFile> parse_google_benchmark(const json& root, const std::filesyste
     if (row.contains("run_name")) {
       KILN_TRY(run_name, string_at(row, "run_name", field + ".run_name", origin));
     }
-    if (row.value("error_occurred", false) || row.value("skipped", false)) {
+    if (flag_at(row, "error_occurred") || flag_at(row, "skipped")) {
       file.notes.push_back(
           fmt::format("{}: skipped ({})", name,
-                      row.value("error_message", row.value("skip_message", "error"))));
+                      text_or(row, "error_message", text_or(row, "skip_message", "error"))));
       continue;
     }
     std::string run_type = "iteration";
@@ -183,9 +190,11 @@ Result<ResultFile> parse_google_benchmark(const json& root, const std::filesyste
     auto scale = ns_per(unit);
     if (!scale) return field_error(origin, field + ".time_unit", "{}", scale.error().message);
     for (const char* metric : {"real_time", "cpu_time"}) {
-      KILN_TRY(double value, number_at(row, metric, fmt::format("{}.{}", field, metric), origin));
-      iterations.at(run_name, metric, "ns", Direction::smaller_is_better)
-          .samples.push_back(value * *scale);
+      std::string at = fmt::format("{}.{}", field, metric);
+      KILN_TRY(double value, number_at(row, metric, at, origin));
+      KILN_TRY_VOID(positive_time(value, at, origin));
+      auto& m = iterations.at(run_name, metric, "ns", Direction::smaller_is_better, field);
+      m.samples.push_back(value * *scale);
     }
     for (const auto& [key, value] : row.items()) {
       if (is_google_row_key(key) || !value.is_number()) continue;
@@ -193,7 +202,7 @@ Result<ResultFile> parse_google_benchmark(const json& root, const std::filesyste
       if (!std::isfinite(number))
         return field_error(origin, field + "." + key, "not a finite number");
       std::string counter_unit = key.ends_with("per_second") ? "/s" : "";
-      iterations.at(run_name, key, counter_unit, Direction::bigger_is_better)
+      iterations.at(run_name, key, counter_unit, Direction::bigger_is_better, field)
           .samples.push_back(number);
     }
   }
@@ -203,7 +212,7 @@ Result<ResultFile> parse_google_benchmark(const json& root, const std::filesyste
   std::map<std::string, std::map<std::string, std::size_t>> by_run;
   for (const auto& [run_name, i] : aggregates) {
     if (!by_run.contains(run_name)) order.push_back(run_name);
-    by_run[run_name][rows[i].value("aggregate_name", "")] = i;
+    by_run[run_name][text_or(rows[i], "aggregate_name", "")] = i;
   }
   for (const auto& run_name : order) {
     if (iterations.has(run_name)) continue;
@@ -220,8 +229,11 @@ Result<ResultFile> parse_google_benchmark(const json& root, const std::filesyste
     auto scale = ns_per(unit);
     if (!scale) return field_error(origin, field + ".time_unit", "{}", scale.error().message);
     for (const char* metric : {"real_time", "cpu_time"}) {
-      KILN_TRY(double value, number_at(row, metric, fmt::format("{}.{}", field, metric), origin));
-      iterations.at(run_name, metric, "ns", Direction::smaller_is_better).value = value * *scale;
+      std::string at = fmt::format("{}.{}", field, metric);
+      KILN_TRY(double value, number_at(row, metric, at, origin));
+      KILN_TRY_VOID(positive_time(value, at, origin));
+      iterations.at(run_name, metric, "ns", Direction::smaller_is_better, field).value =
+          value * *scale;
     }
   }
   file.measurements = iterations.finish();
@@ -248,18 +260,20 @@ Result<ResultFile> parse_pytest_benchmark(const json& root, const std::filesyste
     auto stats = row.find("stats");
     if (stats == row.end() || !stats->is_object())
       return field_error(origin, field + ".stats", "expected an object");
-    auto& m = collector.at(name, "time", "ns", Direction::smaller_is_better);
+    auto& m = collector.at(name, "time", "ns", Direction::smaller_is_better, field);
     auto data = stats->find("data");
     if (data != stats->end() && data->is_array() && !data->empty()) {
       for (std::size_t j = 0; j < data->size(); ++j) {
         const auto& sample = (*data)[j];
+        std::string at = fmt::format("{}.stats.data[{}]", field, j);
         if (!sample.is_number() || !std::isfinite(sample.get<double>()))
-          return field_error(origin, fmt::format("{}.stats.data[{}]", field, j),
-                             "expected a number");
+          return field_error(origin, at, "expected a number");
+        KILN_TRY_VOID(positive_time(sample.get<double>(), at, origin));
         m.samples.push_back(sample.get<double>() * 1e9);
       }
     } else {
       KILN_TRY(double value, number_at(*stats, "median", field + ".stats.median", origin));
+      KILN_TRY_VOID(positive_time(value, field + ".stats.median", origin));
       m.value = value * 1e9;
     }
   }
@@ -274,9 +288,7 @@ Result<json> read_json_file(const std::filesystem::path& path) {
   if (!in) return fail(ErrorCode::not_found, "cannot read {}", path.string());
   std::stringstream buffer;
   buffer << in.rdbuf();
-  auto parsed = json::parse(buffer.str(), nullptr, false);
-  if (parsed.is_discarded()) return fail_at(SourceLocation{path.string(), 0, 0}, "not valid JSON");
-  return parsed;
+  return parse_json_text(buffer.str(), path);
 }
 
 // The benchmark id: benchmark.json's full_id beside the estimates, else the directories
@@ -311,9 +323,13 @@ Result<ResultFile> parse_criterion(const json& root, const std::filesystem::path
   if (!median.is_object())
     return field_error(origin, "median", "expected an object, got {}", type_name(median));
   KILN_TRY(m.value, number_at(median, "point_estimate", "median.point_estimate", origin));
+  KILN_TRY_VOID(positive_time(m.value, "median.point_estimate", origin));
   // Raw samples: sample.json beside the estimates has total times and iteration counts.
   auto sample_path = origin.parent_path() / "sample.json";
-  if (auto sample = read_json_file(sample_path); sample && sample->is_object()) {
+  auto sample = read_json_file(sample_path);
+  if (!sample && sample.error().code == ErrorCode::invalid_input)
+    return std::unexpected(sample.error());
+  if (sample && sample->is_object()) {
     const auto iters = sample->find("iters");
     const auto times = sample->find("times");
     if (iters == sample->end() || times == sample->end() || !iters->is_array() ||
@@ -322,7 +338,7 @@ Result<ResultFile> parse_criterion(const json& root, const std::filesystem::path
     for (std::size_t i = 0; i < iters->size(); ++i) {
       const auto& n = (*iters)[i];
       const auto& t = (*times)[i];
-      if (!n.is_number() || !t.is_number() || n.get<double>() <= 0 ||
+      if (!n.is_number() || !t.is_number() || n.get<double>() <= 0 || t.get<double>() <= 0 ||
           !std::isfinite(t.get<double>()))
         return field_error(sample_path, fmt::format("times[{}]", i), "expected positive numbers");
       m.samples.push_back(t.get<double>() / n.get<double>());
@@ -363,16 +379,26 @@ Result<ResultFile> parse_custom(const json& rows, std::optional<Direction> tool_
     if (!seen.insert({name, metric}).second)
       return field_error(origin, field + ".name", "benchmark '{}' (metric '{}') appears twice",
                          name, metric);
-    auto& m = collector.at(name, metric, unit, direction);
-    KILN_TRY(m.value, number_at(row, "value", field + ".value", origin));
-    if (auto samples = row.find("samples"); samples != row.end()) {
+    // Times are kept in ns (measurement.h), so a change of unit between runs is no change.
+    auto scale = ns_per(unit);
+    const bool is_time = scale.has_value();
+    auto& m = collector.at(name, metric, is_time ? "ns" : unit, direction, field);
+    KILN_TRY(double value, number_at(row, "value", field + ".value", origin));
+    m.value = is_time ? value * *scale : value;
+    auto samples = row.find("samples");
+    // With samples, `value` is replaced by their summary (below): only its type matters.
+    const bool has_samples = samples != row.end() && samples->is_array() && !samples->empty();
+    if (is_time && !has_samples) KILN_TRY_VOID(positive_time(value, field + ".value", origin));
+    if (samples != row.end()) {
       if (!samples->is_array())
         return field_error(origin, field + ".samples", "expected an array of numbers");
       for (std::size_t j = 0; j < samples->size(); ++j) {
         const auto& s = (*samples)[j];
+        std::string at = fmt::format("{}.samples[{}]", field, j);
         if (!s.is_number() || !std::isfinite(s.get<double>()))
-          return field_error(origin, fmt::format("{}.samples[{}]", field, j), "expected a number");
-        m.samples.push_back(s.get<double>());
+          return field_error(origin, at, "expected a number");
+        if (is_time) KILN_TRY_VOID(positive_time(s.get<double>(), at, origin));
+        m.samples.push_back(is_time ? s.get<double>() * *scale : s.get<double>());
       }
     }
     if (row.contains("threshold")) {
@@ -382,7 +408,7 @@ Result<ResultFile> parse_custom(const json& rows, std::optional<Direction> tool_
       m.threshold_percent = t;
     }
   }
-  // The summary of samples is their median, whatever `value` said (it stays for files
+  // The summary of samples is summary_of(samples), whatever `value` said (it stays for files
   // without samples).
   file.measurements = collector.finish();
   return file;
@@ -399,6 +425,43 @@ bool looks_like_go_test(std::string_view text) {
     pos = end + 1;
   }
   return false;
+}
+
+// The format of a parsed JSON document, by its shape.
+Result<ResultFile> parse_json_root(const json& root, const std::filesystem::path& origin) {
+  const std::string file = origin.string();
+  if (root.is_array()) return parse_custom(root, std::nullopt, "", origin);
+  auto benchmarks = root.find("benchmarks");
+  if (benchmarks != root.end()) {
+    if (!benchmarks->is_array())
+      return field_error(origin, "benchmarks", "expected an array, got {}", type_name(*benchmarks));
+    if (auto tool = root.find("tool"); tool != root.end()) {
+      if (!tool->is_string()) return field_error(origin, "tool", "expected a string");
+      auto direction = parse_direction(tool->get<std::string>());
+      if (!direction) return field_error(origin, "tool", "{}", direction.error().message);
+      return parse_custom(*benchmarks, *direction, "benchmarks", origin);
+    }
+    if (root.contains("context")) return parse_google_benchmark(root, origin);
+    if (root.contains("machine_info")) return parse_pytest_benchmark(root, origin);
+    // Without the header objects, tell by the first row.
+    if (!benchmarks->empty() && (*benchmarks)[0].is_object()) {
+      const auto& row = (*benchmarks)[0];
+      if (row.contains("stats")) return parse_pytest_benchmark(root, origin);
+      if (row.contains("real_time") || row.contains("run_type"))
+        return parse_google_benchmark(root, origin);
+      if (row.contains("unit") && row.contains("value"))
+        return parse_custom(*benchmarks, std::nullopt, "benchmarks", origin);
+    }
+    if (benchmarks->empty()) return ResultFile{.format = "", .measurements = {}, .notes = {}};
+    return field_error(origin, "benchmarks[0]",
+                       "neither a Google Benchmark row (real_time), a pytest-benchmark row (stats) "
+                       "nor a custom row (name, unit, value)");
+  }
+  if (root.contains("median") && root.contains("mean")) return parse_criterion(root, origin);
+  return fail_at(SourceLocation{file, 0, 0},
+                 "unknown benchmark JSON: expected \"benchmarks\" (Google Benchmark, "
+                 "pytest-benchmark), \"mean\"/\"median\" (Criterion estimates) or an array of "
+                 "{{name, unit, value}}");
 }
 
 }  // namespace
@@ -439,53 +502,27 @@ Result<ResultFile> parse_results(std::string_view text, const std::filesystem::p
                    "not a benchmark result: expected JSON (Google Benchmark, pytest-benchmark, "
                    "Criterion, custom) or `go test -bench` output");
   }
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string message = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 66: syntax error ...":
-    // the location is already in the error's place.
-    if (auto at = message.find("parse error"); at != std::string::npos) {
-      auto colon = message.find(": ", at);
-      message = colon != std::string::npos ? message.substr(colon + 2) : message.substr(at);
+  KILN_TRY(json root, parse_json_text(text, origin));
+  // The parsers check every type before they read; a library exception that still gets here is
+  // a bug, and it becomes an error of this file rather than the end of the process.
+  Result<ResultFile> parsed = [&]() -> Result<ResultFile> {
+    try {
+      return parse_json_root(root, origin);
+    } catch (const json::exception& e) {
+      return fail_at(SourceLocation{file, 0, 0}, "unreadable benchmark JSON: {}", e.what());
     }
-    return fail_at(location_of(text, e.byte > 0 ? e.byte - 1 : 0, file), "not valid JSON: {}",
-                   message);
+  }();
+  if (!parsed) return parsed;
+  if (parsed->measurements.empty()) {
+    std::string skipped;
+    for (const auto& note : parsed->notes) skipped += (skipped.empty() ? "" : "; ") + note;
+    std::string field = root.is_object() && root.contains("benchmarks") ? "benchmarks: " : "";
+    if (skipped.empty())
+      return fail_at(SourceLocation{file, 0, 0}, "{}no benchmark results", field);
+    return fail_at(SourceLocation{file, 0, 0}, "{}no benchmark results (every row skipped: {})",
+                   field, skipped);
   }
-  if (root.is_array()) return parse_custom(root, std::nullopt, "", origin);
-  auto benchmarks = root.find("benchmarks");
-  if (benchmarks != root.end()) {
-    if (!benchmarks->is_array())
-      return field_error(origin, "benchmarks", "expected an array, got {}", type_name(*benchmarks));
-    if (auto tool = root.find("tool"); tool != root.end()) {
-      if (!tool->is_string()) return field_error(origin, "tool", "expected a string");
-      auto direction = parse_direction(tool->get<std::string>());
-      if (!direction) return field_error(origin, "tool", "{}", direction.error().message);
-      return parse_custom(*benchmarks, *direction, "benchmarks", origin);
-    }
-    if (root.contains("context")) return parse_google_benchmark(root, origin);
-    if (root.contains("machine_info")) return parse_pytest_benchmark(root, origin);
-    // Without the header objects, tell by the first row.
-    if (!benchmarks->empty() && (*benchmarks)[0].is_object()) {
-      const auto& row = (*benchmarks)[0];
-      if (row.contains("stats")) return parse_pytest_benchmark(root, origin);
-      if (row.contains("real_time") || row.contains("run_type"))
-        return parse_google_benchmark(root, origin);
-      if (row.contains("unit") && row.contains("value"))
-        return parse_custom(*benchmarks, std::nullopt, "benchmarks", origin);
-    }
-    if (benchmarks->empty())
-      return ResultFile{.format = "google-benchmark", .measurements = {}, .notes = {}};
-    return field_error(origin, "benchmarks[0]",
-                       "neither a Google Benchmark row (real_time), a pytest-benchmark row (stats) "
-                       "nor a custom row (name, unit, value)");
-  }
-  if (root.contains("median") && root.contains("mean")) return parse_criterion(root, origin);
-  return fail_at(SourceLocation{file, 0, 0},
-                 "unknown benchmark JSON: expected \"benchmarks\" (Google Benchmark, "
-                 "pytest-benchmark), \"mean\"/\"median\" (Criterion estimates) or an array of "
-                 "{{name, unit, value}}");
+  return parsed;
 }
 
 Result<ResultFile> parse_result_file(const std::filesystem::path& path) {

@@ -42,6 +42,23 @@ std::string_view strip_procs(std::string_view name) {
   return name.substr(0, dash);
 }
 
+// Names go into JSON reports, which hold UTF-8 only.
+bool valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    std::size_t length = byte < 0x80           ? 1
+                         : (byte >> 5) == 0x6  ? 2
+                         : (byte >> 4) == 0xe  ? 3
+                         : (byte >> 3) == 0x1e ? 4
+                                               : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    for (std::size_t k = 1; k < length; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
+    i += length;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<ResultFile> parse_go_test(std::string_view text, const std::filesystem::path& origin) {
@@ -72,6 +89,8 @@ Result<ResultFile> parse_go_test(std::string_view text, const std::filesystem::p
     if ((fields.size() - 2) % 2 != 0 || fields.size() < 4)
       return fail_at(where,
                      "benchmark line: expected NAME ITERATIONS followed by VALUE UNIT pairs");
+    if (!valid_utf8(fields[0])) return fail_at(where, "benchmark name: not valid UTF-8");
+    if (!valid_utf8(package)) return fail_at(where, "pkg: not valid UTF-8");
     std::string name(strip_procs(fields[0]));
     if (!package.empty()) name = package + "." + name;
     for (std::size_t i = 2; i + 1 < fields.size(); i += 2) {
@@ -81,7 +100,10 @@ Result<ResultFile> parse_go_test(std::string_view text, const std::filesystem::p
       std::string unit(fields[i + 1]);
       std::string metric = unit;
       Direction direction = Direction::smaller_is_better;
+      if (!valid_utf8(unit)) return fail_at(where, "benchmark unit: not valid UTF-8");
       if (unit == "ns/op") {
+        if (*value <= 0)
+          return fail_at(where, "benchmark value: a time must be positive, got {}", *value);
         metric = "time";
         unit = "ns";
       } else if (unit.ends_with("/s")) {
@@ -91,8 +113,11 @@ Result<ResultFile> parse_go_test(std::string_view text, const std::filesystem::p
       auto it = index.find(key);
       if (it == index.end()) {
         it = index.emplace(key, file.measurements.size()).first;
-        file.measurements.push_back(
-            {.name = name, .metric = metric, .unit = unit, .direction = direction});
+        file.measurements.push_back({.name = name,
+                                     .metric = metric,
+                                     .unit = unit,
+                                     .direction = direction,
+                                     .field = fmt::format("line {}", line_number)});
       }
       file.measurements[it->second].samples.push_back(*value);
     }

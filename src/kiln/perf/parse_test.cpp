@@ -224,7 +224,8 @@ TEST(Parse, CustomArrayWithSamplesDirectionAndThreshold) {
   const auto* fwd = find(*file, "attention fwd", "value");
   ASSERT_NE(fwd, nullptr);
   EXPECT_EQ(fwd->samples.size(), 5u);
-  EXPECT_DOUBLE_EQ(fwd->value, 1.25);
+  EXPECT_EQ(fwd->unit, "ns");  // times are kept in ns
+  EXPECT_NEAR(fwd->value, 1.25e6, 1e-6);
   EXPECT_EQ(fwd->direction, Direction::smaller_is_better);
   EXPECT_EQ(find(*file, "tokens", "value")->direction, Direction::bigger_is_better);
   const auto* vram = find(*file, "vram", "value");
@@ -279,6 +280,116 @@ TEST(Parse, InvalidJsonAndUnknownContentAreLocated) {
   auto unknown = parse_results(R"({"hello": 1})", "u.json");
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.error().message.find("unknown benchmark JSON"), std::string::npos);
+}
+
+TEST(Parse, NumbersTooLargeForADoubleAreLocatedErrors) {
+  // Issue 29: json::out_of_range escaped the parser and aborted kiln run.
+  auto file = parse_results(R"({"context": 11111111111111111111111E11111111111, "benchmarks": []})",
+                            "bench.json");
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.error().code, ErrorCode::invalid_input);
+  EXPECT_EQ(file.error().where.line, 1);
+  EXPECT_GT(file.error().where.column, 12);
+  EXPECT_NE(
+      file.error().to_string().find("bench.json:1:" + std::to_string(file.error().where.column) +
+                                    ": error: context: not valid JSON: number overflow parsing "
+                                    "'11111111111111111111111E11111111111'"),
+      std::string::npos)
+      << file.error().to_string();
+  auto nested =
+      parse_results("[{\"name\": \"x\", \"unit\": \"ms\",\n  \"value\": 1e999}]", "c.json");
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().where.line, 2);
+  EXPECT_NE(nested.error().to_string().find("error: [0].value: not valid JSON: number overflow"),
+            std::string::npos)
+      << nested.error().to_string();
+  auto in_array = parse_results(
+      R"([{"name": "x", "unit": "ms", "value": 1, "samples": [1, 2, 1E400]}])", "c.json");
+  ASSERT_FALSE(in_array);
+  EXPECT_NE(in_array.error().message.find("[0].samples[2]: not valid JSON"), std::string::npos)
+      << in_array.error().to_string();
+}
+
+TEST(Parse, FieldsOfTheWrongTypeAreNeverAnException) {
+  // Flags and texts that are read with a default must not throw when they hold another type.
+  auto file = parse_results(R"({"context": {}, "benchmarks": [
+      {"name": "BM_A", "run_type": "iteration", "real_time": 2, "cpu_time": 2, "error_occurred": "no"},
+      {"name": "BM_B", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "error_occurred": true,
+       "error_message": 42},
+      {"name": "BM_C_mean", "run_name": "BM_C", "run_type": "aggregate", "aggregate_name": 7,
+       "real_time": 1, "cpu_time": 1}]})",
+                            "g.json");
+  ASSERT_TRUE(file) << file.error().to_string();
+  EXPECT_NE(find(*file, "BM_A", "real_time"), nullptr);
+  ASSERT_EQ(file->notes.size(), 1u);
+  EXPECT_EQ(file->notes[0], "BM_B: skipped (error)");
+}
+
+TEST(Parse, AFileWithoutBenchmarksIsAnError) {
+  auto none = parse_results(R"({"context": {}, "benchmarks": []})", "e.json");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().to_string(), "e.json: error: benchmarks: no benchmark results");
+  auto empty_array = parse_results("[]", "e.json");
+  ASSERT_FALSE(empty_array);
+  EXPECT_EQ(empty_array.error().to_string(), "e.json: error: no benchmark results");
+  auto all_skipped = parse_results(R"({"context": {}, "benchmarks": [
+      {"name": "BM_A", "run_type": "iteration", "real_time": 0, "cpu_time": 0, "error_occurred": true,
+       "error_message": "out of memory"}]})",
+                                   "e.json");
+  ASSERT_FALSE(all_skipped);
+  EXPECT_EQ(
+      all_skipped.error().to_string(),
+      "e.json: error: benchmarks: no benchmark results (every row skipped: BM_A: skipped (out "
+      "of memory))");
+}
+
+TEST(Parse, TimesMustBePositive) {
+  struct Case {
+    std::string_view text, message;
+  };
+  const Case cases[] = {
+      {R"([{"name": "x", "unit": "ms", "value": 0}])",
+       "t.json: error: [0].value: a time must be positive, got 0"},
+      {R"([{"name": "x", "unit": "s", "value": 1, "samples": [1, -0.5]}])",
+       "t.json: error: [0].samples[1]: a time must be positive, got -0.5"},
+      {R"({"context": {}, "benchmarks": [{"name": "BM", "real_time": -3, "cpu_time": 1}]})",
+       "t.json: error: benchmarks[0].real_time: a time must be positive, got -3"},
+      {R"({"machine_info": {}, "benchmarks": [{"name": "t", "stats": {"median": 0}}]})",
+       "t.json: error: benchmarks[0].stats.median: a time must be positive, got 0"},
+  };
+  for (const auto& c : cases) {
+    auto file = parse_results(c.text, "t.json");
+    ASSERT_FALSE(file) << c.text;
+    EXPECT_EQ(file.error().to_string(), c.message);
+  }
+  auto go = parse_results("BenchmarkX-8  100  0 ns/op\n", "go.txt");
+  ASSERT_FALSE(go);
+  EXPECT_EQ(go.error().to_string(),
+            "go.txt:1:20: error: benchmark value: a time must be positive, got 0");
+  auto nan = parse_results("BenchmarkX-8  100  NaN ns/op\n", "go.txt");
+  ASSERT_FALSE(nan);
+  EXPECT_EQ(nan.error().to_string(),
+            "go.txt:1:20: error: benchmark value: expected a number, got 'NaN'");
+  // Zero is a fine count: no allocations.
+  EXPECT_TRUE(parse_results("BenchmarkX-8  100  5 ns/op  0 B/op  0 allocs/op\n", "go.txt"));
+  // A benchmark name that is not UTF-8 cannot go into a JSON report.
+  auto bytes = parse_results("BenchmarkX\xff-8  100  5 ns/op\n", "go.txt");
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.error().to_string(), "go.txt:1:1: error: benchmark name: not valid UTF-8");
+}
+
+TEST(Parse, CustomTimeUnitsAreKeptInNanoseconds) {
+  auto file = parse_results(R"([{"name": "a", "unit": "s", "value": 0.25, "samples": [0.2, 0.3]},
+      {"name": "b", "unit": "us", "value": 3}, {"name": "c", "unit": "MiB", "value": 8}])",
+                            "c.json");
+  ASSERT_TRUE(file) << file.error().to_string();
+  const auto* a = find(*file, "a", "value");
+  EXPECT_EQ(a->unit, "ns");
+  EXPECT_DOUBLE_EQ(a->samples[1], 3e8);
+  EXPECT_DOUBLE_EQ(a->value, 2.5e8);
+  EXPECT_EQ(a->field, "[0]");
+  EXPECT_DOUBLE_EQ(find(*file, "b", "value")->value, 3000);
+  EXPECT_EQ(find(*file, "c", "value")->unit, "MiB");
 }
 
 }  // namespace

@@ -12,7 +12,6 @@ namespace kiln::perf {
 namespace {
 
 constexpr std::size_t k_min_for_outliers = 10;
-constexpr double k_far_outlier = 5;
 
 // The continued fraction of the regularized incomplete beta function I_x(a, b), evaluated
 // with the modified Lentz method; converges quickly for x < (a + 1) / (a + b + 2).
@@ -222,34 +221,12 @@ double hodges_lehmann_shift(std::span<const double> a, std::span<const double> b
   return median_of(std::move(differences));
 }
 
-PredictionInterval prediction_interval(std::span<const double> history, double confidence) {
-  PredictionInterval interval;
-  if (history.empty()) return interval;
-  auto kept = without_far_outliers(history);
-  interval.n = static_cast<int>(kept.size());
-  interval.outliers = static_cast<int>(history.size() - kept.size());
-  if (history.size() >= k_min_for_outliers) interval.fence = k_far_outlier * robust_sigma(history);
-  interval.center =
-      std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
-  interval.sigma = standard_deviation(kept);
-  if (kept.size() < 2) {
-    interval.lower = interval.upper = interval.center;
-    return interval;
-  }
-  const double n = static_cast<double>(kept.size());
-  double t = student_t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1.0);
-  double half = t * interval.sigma * std::sqrt(1.0 + 1.0 / n);
-  interval.lower = interval.center - half;
-  interval.upper = interval.center + half;
-  return interval;
-}
-
 double prediction_p_value(const PredictionInterval& interval, double value) {
-  if (interval.n < 2) return 1;
+  if (interval.df < 1 || interval.n < 1) return 1;
   double scale = interval.sigma * std::sqrt(1.0 + 1.0 / interval.n);
   if (scale <= 0) return value == interval.center ? 1.0 : 0.0;
   double t = std::fabs(value - interval.center) / scale;
-  return std::min(1.0, 2.0 * (1.0 - student_t_cdf(t, interval.n - 1.0)));
+  return std::min(1.0, 2.0 * (1.0 - student_t_cdf(t, interval.df)));
 }
 
 }  // namespace kiln::perf

@@ -49,27 +49,25 @@ std::vector<double> without_far_outliers(std::span<const double> values, double 
 // Above a million pairs it falls back to the difference of the medians.
 double hodges_lehmann_shift(std::span<const double> a, std::span<const double> b);
 
-// A two-sided prediction interval for one new observation of the process `history` came from,
-// at `confidence` (0.99: a new value from the same process falls outside once in a hundred):
-// center ± t(1 - (1-confidence)/2, n-1) · sigma · sqrt(1 + 1/n), the textbook interval for
-// normal data, computed on the history without its far outliers: center and sigma are the mean
-// and standard deviation of the values kept, n their count. (A MAD-based sigma would make the
-// interval too narrow for bimodal histories, and the t quantile does not account for its
-// extra variance.) `outliers` says how many values were left out; `fence` is how far from the
-// center a value must be to count as one. Needs n >= 2.
+// A two-sided prediction interval for one new observation of a process (baseline.h computes
+// it for a history of run levels): center ± t(1 - (1-confidence)/2, df) · sigma · sqrt(1 + 1/n).
 struct PredictionInterval {
   double center = 0;
   double lower = 0;
   double upper = 0;
   double sigma = 0;
-  int n = 0;
-  int outliers = 0;
-  double fence = 0;  // 0: no far outliers judged (fewer than 10 values)
+  int n = 0;         // the values the center is the mean of
+  int df = 0;        // degrees of freedom of sigma
+  int outliers = 0;  // values left out as outlying
+  double fence = 0;  // how far from its center a value had to be to be left out; 0: none judged
+  // The values left out, as signed distances from their center: a new value as far out as one
+  // of them (within the fence) may be another such one.
+  std::vector<double> outlying{};
+  std::size_t start = 0;  // the index of the first value of the baseline (after a change point)
 };
-PredictionInterval prediction_interval(std::span<const double> history, double confidence);
 
-// The two-sided p-value of `value` under the model of prediction_interval: how often the same
-// process would produce a value at least this far from the center.
+// The two-sided p-value of `value` under the model of the interval: how often the same process
+// would produce a value at least this far from the center.
 double prediction_p_value(const PredictionInterval& interval, double value);
 
 }  // namespace kiln::perf
