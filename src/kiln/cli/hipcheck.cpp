@@ -1,5 +1,6 @@
 // kiln hipcheck [PATH...] [--format text|json|sarif] [--baseline F] [--write-baseline F]
 //               [--fail-on unsupported|hazard|any|none] [--extensions LIST] [-j N] [-o FILE]
+//               [--rocm-version X.Y] [--config FILE]
 // What still blocks a CUDA → HIP port (docs/hipcheck.md). Exit codes: 1 when findings of the
 // --fail-on kind are left after the baseline, 2 on bad input, 3 when a file cannot be read.
 #include <fmt/core.h>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "kiln/cli/app.h"
+#include "kiln/config/host_config.h"
 #include "kiln/hipcheck/baseline.h"
 #include "kiln/hipcheck/hipcheck.h"
 #include "kiln/hipcheck/report.h"
@@ -26,6 +28,9 @@ struct HipcheckArgs {
   std::string fail_on{hipcheck::fail_on_name(hipcheck::k_default_fail_on)};
   std::string extensions;
   std::string output;
+  std::string rocm_version;
+  std::vector<std::string> hip_macros;
+  std::string config;
   unsigned jobs = 0;
 };
 
@@ -47,6 +52,33 @@ int run_hipcheck(const HipcheckArgs& args) {
       if (ext.empty()) continue;
       options.extensions.push_back(ext[0] == '.' ? ext : "." + ext);
     }
+  }
+  // kiln.yml's hipcheck section first; the command line wins over it.
+  std::optional<std::filesystem::path> config_file;
+  if (!args.config.empty()) config_file = args.config;
+  auto config = config::find_host_config(config_file);
+  if (!config) {
+    fmt::print(stderr, "{}\n", config.error().to_string());
+    return config.error().exit_code();
+  }
+  if (config->hipcheck.rocm_version) options.scan.rocm = *config->hipcheck.rocm_version;
+  options.scan.hip_macros = config->hipcheck.hip_macros;
+  for (const std::string& name : args.hip_macros) {
+    if (name.empty() || (name[0] >= '0' && name[0] <= '9') ||
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+            std::string::npos) {
+      fmt::print(stderr, "kiln: error: --hip-macro: '{}' is not a macro name\n", name);
+      return 2;
+    }
+    options.scan.hip_macros.push_back(name);
+  }
+  if (!args.rocm_version.empty()) {
+    auto choice = hc::choose_rocm_version(args.rocm_version);
+    if (!choice.version) {
+      fmt::print(stderr, "kiln: error: --rocm-version: {}\n", choice.error);
+      return 2;
+    }
+    options.scan.rocm = *choice.version;
   }
   auto fail_on = hc::parse_fail_on(args.fail_on);
   auto format = hc::parse_format(args.format);
@@ -121,6 +153,17 @@ void add_hipcheck_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--extensions", args->extensions,
                   "comma-separated file extensions to scan in directories (default: "
                   ".cu,.cuh,.c,.cc,.cpp,.cxx,.h,.hh,.hpp,.hip)");
+  cmd->add_option("--rocm-version", args->rocm_version,
+                  "judge support for this ROCm release, X.Y (default: kiln.yml "
+                  "hipcheck.rocm_version, else the newest Kiln knows)");
+  cmd->add_option("--hip-macro", args->hip_macros,
+                  "a macro of the project that means \"building for HIP\" (repeatable; added to "
+                  "USE_ROCM, __HIP_PLATFORM_AMD__, __HIPCC__, __HIP__, HIP_PLATFORM and kiln.yml "
+                  "hipcheck.hip_macros)")
+      ->allow_extra_args(false);
+  cmd->add_option("--config", args->config,
+                  "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml); its "
+                  "hipcheck section sets rocm_version and hip_macros");
   cmd->add_option("-j,--jobs", args->jobs, "threads (default: one per CPU)");
   cmd->add_option("-o,--output", args->output, "write the report to this file, not stdout");
   cmd->callback([args, &exit_code] { exit_code = run_hipcheck(*args); });

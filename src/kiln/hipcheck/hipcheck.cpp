@@ -33,6 +33,7 @@ std::string_view fail_on_name(FailOn fail_on) {
 }
 
 bool fails_on(const Finding& finding, FailOn fail_on) {
+  if (finding.guarded) return false;  // compiled only for CUDA: the HIP build never sees it
   switch (fail_on) {
     case FailOn::none:
       return false;
@@ -66,6 +67,7 @@ Summary count(const FileScan& file) {
     if (f.status == ApiStatus::deprecated) ++s.deprecated;
     if (f.status == ApiStatus::removed) ++s.removed;
     if (f.baselined) ++s.baselined;
+    if (f.guarded) ++s.guarded;
   }
   s.references = s.convertible + s.unsupported;
   return s;
@@ -87,6 +89,7 @@ void summarize(Report& report) {
     total.removed += s.removed;
     total.hazards += s.hazards;
     total.baselined += s.baselined;
+    total.guarded += s.guarded;
   }
   report.summary = total;
 }
@@ -115,7 +118,7 @@ void parallel_for(std::size_t count, unsigned jobs,
 // A CUDA macro defined in one file and used in another is reported where it expands: rescan the
 // files whose text contains such a macro's name, with the other files' macros in view.
 void resolve_macros(const std::vector<std::string_view>& texts, std::vector<FileScan>& files,
-                    unsigned jobs) {
+                    unsigned jobs, const ScanOptions& options) {
   MacroMap macros;
   for (const FileScan& file : files)
     for (const CudaMacro& m : file.macros) macros.emplace(m.name, m);  // first path wins
@@ -134,19 +137,26 @@ void resolve_macros(const std::vector<std::string_view>& texts, std::vector<File
     if (wanted[i]) again.push_back(i);
   parallel_for(again.size(), jobs, [&](std::size_t k, std::vector<Token>& tokens) {
     std::size_t i = again[k];
-    files[i] = scan_source(files[i].path, texts[i], &macros, tokens);
+    files[i] = scan_source(files[i].path, texts[i], &macros, tokens, options);
   });
 }
 
 }  // namespace
 
-Report scan_sources(const std::vector<std::pair<std::string, std::string>>& sources,
-                    unsigned jobs) {
+Report scan_sources(const std::vector<std::pair<std::string, std::string>>& sources, unsigned jobs,
+                    const ScanOptions& options) {
   std::vector<std::size_t> order(sources.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return sources[a].first < sources[b].first; });
+  std::vector<std::string> paths;
+  paths.reserve(sources.size());
+  for (const auto& source : sources) paths.push_back(source.first);
+  ProjectFiles project(paths);
+  ScanOptions scan = options;
+  if (!scan.project) scan.project = &project;
   Report report;
+  report.rocm = options.rocm;
   report.files.resize(sources.size());
   std::vector<std::string_view> texts(sources.size());
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -154,9 +164,9 @@ Report scan_sources(const std::vector<std::pair<std::string, std::string>>& sour
     report.summary.bytes += texts[k].size();
   }
   parallel_for(order.size(), jobs, [&](std::size_t k, std::vector<Token>& tokens) {
-    report.files[k] = scan_source(sources[order[k]].first, texts[k], nullptr, tokens);
+    report.files[k] = scan_source(sources[order[k]].first, texts[k], nullptr, tokens, scan);
   });
-  resolve_macros(texts, report.files, jobs);
+  resolve_macros(texts, report.files, jobs, scan);
   summarize(report);
   return report;
 }
@@ -191,7 +201,7 @@ Result<Report> run_check(const Options& options) {
   });
   for (auto& e : errors)
     if (e) return std::unexpected(std::move(*e));
-  return scan_sources(sources, options.jobs);
+  return scan_sources(sources, options.jobs, options.scan);
 }
 
 int exit_code(const Report& report, FailOn fail_on) {

@@ -23,13 +23,15 @@ std::string_view fail_on_name(FailOn fail_on);
 // Default: `any` — a port is done when no CUDA is left; accept known findings with a baseline.
 inline constexpr FailOn k_default_fail_on = FailOn::any;
 
-// Whether `finding` is of a kind that `fail_on` fails on (baseline not considered).
+// Whether `finding` is of a kind that `fail_on` fails on (baseline not considered; a guarded
+// finding, in a branch only CUDA builds compile, never fails).
 bool fails_on(const Finding& finding, FailOn fail_on);
 
 struct Options {
   std::vector<std::string> paths{"."};
   std::vector<std::string> extensions = default_extensions();
   unsigned jobs = 0;  // threads; 0: one per hardware thread
+  ScanOptions scan;   // the ROCm release judged for, the project's HIP macros
 };
 
 struct Summary {
@@ -44,11 +46,13 @@ struct Summary {
   std::uint64_t removed = 0;     // ... or removed
   std::uint64_t hazards = 0;
   std::uint64_t baselined = 0;  // findings accepted by the baseline
+  std::uint64_t guarded = 0;    // findings in CUDA-only branches of dual-platform code
 };
 
 struct Report {
   std::vector<FileScan> files;  // sorted by path; each file's findings by line and column
   Summary summary;
+  RocmVersion rocm;  // the ROCm release support was judged for
 };
 
 // Counts of one file's findings, in the summary's terms.
@@ -59,7 +63,7 @@ void summarize(Report& report);
 // Scans in-memory sources (path, text) as one project: the parallel scan and the cross-file
 // macro pass. Used by run_check and by tests and benchmarks that generate their input.
 Report scan_sources(const std::vector<std::pair<std::string, std::string>>& sources,
-                    unsigned jobs = 0);
+                    unsigned jobs = 0, const ScanOptions& options = default_scan_options());
 
 // Finds and reads the files named by `options` and scans them.
 Result<Report> run_check(const Options& options);

@@ -39,7 +39,8 @@ Json summary_json(const Summary& s) {
               {"deprecated", s.deprecated},
               {"removed", s.removed},
               {"hazards", s.hazards},
-              {"baselined", s.baselined}};
+              {"baselined", s.baselined},
+              {"guarded", s.guarded}};
 }
 
 std::string_view sarif_level(Category category) {
@@ -61,7 +62,7 @@ std::string format_text(const Report& report, const OutputContext& context) {
   std::uint64_t failing = 0;
   for (const FileScan& file : report.files) {
     for (const Finding& f : file.findings) {
-      if (f.baselined) continue;
+      if (f.baselined || f.guarded) continue;
       if (fails_on(f, context.fail_on)) ++failing;
       out += fmt::format("{}:{}:{}: {}: {} [{}]\n", file.path, f.line, f.column,
                          category_name(f.category), f.message(), rule_info(f.rule).id);
@@ -84,9 +85,16 @@ std::string format_text(const Report& report, const OutputContext& context) {
   if (header) out += "\n";
   out += fmt::format("hipcheck: {}, {} lines of code: {}\n", plural(s.files, "file", "files"),
                      s.code_lines, counts_text(s));
+  out += fmt::format("hipcheck: support judged for ROCm {}{}\n", report.rocm.to_string(),
+                     report.rocm == newest_known_rocm() ? " (the newest Kiln knows)" : "");
   if (s.deprecated || s.removed)
     out += fmt::format("hipcheck: of the references, {} deprecated and {} removed in CUDA\n",
                        s.deprecated, s.removed);
+  if (s.guarded)
+    out += fmt::format(
+        "hipcheck: {} in branches only a CUDA build compiles (dual-platform code), not "
+        "listed and not failing\n",
+        plural(s.guarded, "finding", "findings"));
   if (context.baseline_used)
     out += fmt::format("hipcheck: {} accepted by the baseline\n",
                        plural(s.baselined, "finding", "findings"));
@@ -114,6 +122,10 @@ std::string format_json(const Report& report, const OutputContext& context) {
       j["message"] = f.message();
       j["fingerprint"] = fingerprint_hex(f.fingerprint);
       j["baselined"] = f.baselined;
+      if (f.guarded) {
+        j["guarded"] = true;
+        j["guard"] = f.guard;
+      }
       findings.push_back(std::move(j));
     }
     Summary s = count(file);
@@ -127,6 +139,7 @@ std::string format_json(const Report& report, const OutputContext& context) {
   Json doc{{"tool", "kiln hipcheck"},
            {"schema_version", 1},
            {"fail_on", fail_on_name(context.fail_on)},
+           {"rocm_version", report.rocm.to_string()},
            {"failed", exit_code(report, context.fail_on) != 0},
            {"summary", summary_json(report.summary)},
            {"files", std::move(files)}};
@@ -179,6 +192,11 @@ std::string format_sarif(const Report& report, const OutputContext& context) {
       if (f.baselined)
         result["suppressions"] = Json::array(
             {{{"kind", "external"}, {"justification", "accepted by the hipcheck baseline"}}});
+      else if (f.guarded)
+        result["suppressions"] =
+            Json::array({{{"kind", "inSource"},
+                          {"justification",
+                           fmt::format("in a branch only a CUDA build compiles ({})", f.guard)}}});
       results.push_back(std::move(result));
     }
   }
@@ -190,6 +208,7 @@ std::string format_sarif(const Report& report, const OutputContext& context) {
          {{"name", "kiln hipcheck"}, {"version", "0.1.0"}, {"rules", std::move(rules_json)}}}}},
       {"originalUriBaseIds", {{"SRCROOT", {{"uri", "file://" + uri_encode_path(root)}}}}},
       {"columnKind", "unicodeCodePoints"},
+      {"properties", {{"rocmVersion", report.rocm.to_string()}}},
       {"results", std::move(results)}};
   Json doc{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
            {"version", "2.1.0"},

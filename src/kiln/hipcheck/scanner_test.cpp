@@ -48,12 +48,15 @@ TEST(Scanner, FindingsStayValidInACopyAfterTheSourceIsGone) {
   {
     std::string source =
         "#include <cuda_runtime.h>\nmy_kernel<<<1, 32>>>(p);\ncudaMalloc(&p, n);\n"
-        "int lane = threadIdx.x & 31;\n";
-    FileScan scan = scan_source("a.cu", source);
+        "int lane = threadIdx.x & 31;\n#ifndef MY_HIP\ncudaFree(p);\n#endif\n";
+    ScanOptions options;
+    options.hip_macros = {"MY_HIP"};
+    FileScan scan = scan_source("a.cu", source, nullptr, options);
     copy = scan;
     source.assign(source.size(), 'x');  // a view into the source would now read x's
   }
-  ASSERT_EQ(copy.findings.size(), 4u);
+  ASSERT_EQ(copy.findings.size(), 5u);
+  EXPECT_EQ(copy.findings[4].guard, "MY_HIP");
   EXPECT_EQ(copy.findings[0].name, "cuda_runtime.h");
   EXPECT_EQ(copy.findings[0].message(),
             "CUDA header <cuda_runtime.h>: include <hip/hip_runtime.h>");
@@ -64,7 +67,9 @@ TEST(Scanner, FindingsStayValidInACopyAfterTheSourceIsGone) {
   EXPECT_EQ(copy.findings[2].message(), "cudaMalloc (CUDA Runtime) -> hipMalloc");
   EXPECT_EQ(copy.findings[3].name, "31");
   EXPECT_EQ(copy.findings[3].message(),
-            "lane index computed with & 31 assumes 32-lane warps (use warpSize)");
+            "lane index computed with & 31 assumes 32-lane warps (a thread index kept in lane): "
+            "on 64-lane wavefronts lanes 32-63 get the indices of 0-31 (use % warpSize or "
+            "__lane_id())");
 }
 
 TEST(TextArena, KeepsEarlierTextWhenItGrows) {
@@ -110,6 +115,25 @@ TEST(Scanner, HeadersWithAndWithoutHipEquivalent) {
                                   "3:10 cuda-header cuda/barrier"}));
   EXPECT_EQ(scan.findings[0].replacement, "hip/hip_runtime.h");
   EXPECT_EQ(scan.findings[2].category, Category::unsupported);
+}
+
+// Only the CUDA toolkit's header names are CUDA headers; a quoted include that resolves to a
+// file of the scan is the project's own even when its name is a toolkit one.
+TEST(Scanner, ProjectHeadersAreNotCudaHeaders) {
+  std::string source =
+      "#include \"cuda_helpers.h\"\n#include <cuda_utils.cuh>\n#include \"sub/math_constants.h\"\n"
+      "#include \"math_constants.h\"\n#include <math_constants.h>\n#include \"cuda_fp16.h\"\n";
+  EXPECT_EQ(brief("src/a.cu", source),
+            (Strings{"4:10 cuda-header math_constants.h", "5:10 cuda-header math_constants.h",
+                     "6:10 cuda-header cuda_fp16.h"}));
+  std::vector<std::string> files{"src/a.cu", "src/sub/math_constants.h", "include/cuda_fp16.h"};
+  ProjectFiles project(files);
+  ScanOptions options;
+  options.project = &project;
+  // "sub/math_constants.h" is not a toolkit name; cuda_fp16.h and math_constants.h name files
+  // below folders of the tree (include directories); <...> is never resolved.
+  EXPECT_EQ(brief(scan_source("src/a.cu", source, nullptr, options)),
+            (Strings{"5:10 cuda-header math_constants.h"}));
 }
 
 TEST(Scanner, KernelLaunches) {
@@ -195,19 +219,41 @@ TEST(Scanner, WarpSizeLiteralsNextToWarpOperations) {
             "int n = 32; int h = 16;\n"
             "for (int i = 1; i < 32; i *= 2) {\n  if (x) {\n    v += __shfl_xor(v, i);\n  }\n}\n"
             "for (int i = 0; i < 32; ++i) {\n  y += i;\n}\n"),
-      (Strings{"1:14 warp-size-literal 16", "1:38 cuda-api __shfl_down_sync",
-               "1:55 warp-mask-32bit 0xFFFFFFFFu", "2:5 cuda-api __shfl_sync",
+      (Strings{"1:14 warp-size-literal 16", "1:55 warp-mask-32bit 0xFFFFFFFFu",
                "2:26 warp-size-literal 32", "4:21 warp-size-literal 32"}));
 }
 
+// A lane or warp index is arithmetic on a thread index in device code that is kept in a lane or
+// warp variable (or returned by a lane/warp function) or fed to a warp operation.
 TEST(Scanner, LaneAndWarpIndexArithmetic) {
   EXPECT_EQ(brief("a.cu",
-                  "int lane = threadIdx.x & 31;\nint lane2 = tid % 32;\n"
-                  "int w = threadIdx.x >> 5;\nint w2 = laneId / 32;\n"
-                  "int cols = x % 32; int bits = y >> 5; int ok = threadIdx.x % warpSize;\n"
-                  "int wrong = z / 32 + warpSize;\n"),
-            (Strings{"1:26 lane-id-32 31", "2:19 lane-id-32 32", "3:24 warp-id-32 5",
-                     "4:19 warp-id-32 32"}));
+                  "__device__ void f(int x, int y) {\n"
+                  "  int lane = threadIdx.x & 31;\n"
+                  "  int tid = threadIdx.x + blockIdx.x * blockDim.x;\n"
+                  "  int lane2 = tid % 32, warp_id = tid >> 5;\n"
+                  "  int wid = threadIdx.y * 4 + threadIdx.x / 32;\n"
+                  "  v = __shfl_sync(m, v, (threadIdx.x + 1) & 31);\n"
+                  "  tile[threadIdx.y][threadIdx.x % 32] = x;   // tiling: no lane index\n"
+                  "  int row = tid >> 5, cols = x % 32, bits = y >> 5;\n"
+                  "  int ok = threadIdx.x % warpSize;\n"
+                  "}\n"
+                  "__device__ int lane_id() { return threadIdx.x & 31; }\n"),
+            (Strings{"2:28 lane-id-32 31", "4:21 lane-id-32 32", "4:42 warp-id-32 5",
+                     "5:45 warp-id-32 32", "6:45 lane-id-32 31", "11:49 lane-id-32 31"}));
+  // Host code: a bitset's `>> 5` and `& 31` are not lanes, whatever the names.
+  EXPECT_TRUE(brief("a.cu",
+                    "void set(unsigned* bits, int lane) {\n"
+                    "  int warp = lane >> 5;\n  bits[warp] |= 1u << (lane & 31);\n}\n")
+                  .empty());
+  // Each hazard says why it is one.
+  FileScan scan = scan_source("a.cu",
+                              "__global__ void k() {\n  int laneId = threadIdx.x % 32;\n"
+                              "  float v = __shfl_xor_sync(m, x, threadIdx.x & 31);\n}\n");
+  ASSERT_EQ(scan.findings.size(), 2u);
+  EXPECT_NE(scan.findings[0].message().find("a thread index kept in laneId"), std::string::npos)
+      << scan.findings[0].message();
+  EXPECT_NE(scan.findings[1].message().find("the value feeds __shfl_xor_sync"), std::string::npos)
+      << scan.findings[1].message();
 }
 
 TEST(Scanner, WarpSizeConstants) {
