@@ -181,12 +181,60 @@ expect_rc 0 "--hip-macro" -- "$KILN" hipcheck --fail-on unsupported --hip-macro 
 printf 'hipcheck:\n  hip_macros: [KILN_PROJECT_HIP]\n' >"$WORK/dual/kiln.yml"
 expect_rc 0 "kiln.yml hipcheck.hip_macros" -- "$KILN" hipcheck --fail-on unsupported --config "$WORK/dual/kiln.yml" "$WORK/dual"
 expect_rc 0 "guarded findings in JSON" -- "$KILN" hipcheck --format json --fail-on none --hip-macro KILN_PROJECT_HIP "$WORK/dual/dual_platform.cu"
-grep -q '"guard": "KILN_PROJECT_HIP"' "$WORK/out" || fail "JSON guard of the project's macro"
+grep -q '"guard":"KILN_PROJECT_HIP"' "$WORK/out" || fail "JSON guard of the project's macro"
 expect_rc 2 "bad --hip-macro" -- "$KILN" hipcheck --hip-macro "1X" "$WORK/dual"
 printf 'hipcheck:\n  hip_macros: [ok, "not a name"]\n' >"$WORK/dual/kiln.yml"
 expect_rc 2 "bad kiln.yml hipcheck.hip_macros" -- "$KILN" hipcheck --config "$WORK/dual/kiln.yml" "$WORK/dual"
 grep -q "^$WORK/dual/kiln.yml:2:20: error: hipcheck.hip_macros: 'not a name' is not a macro name" "$WORK/err" ||
   fail "bad hip_macros message: $(cat "$WORK/err")"
+
+# 10. Robust on any tree: FIFOs, devices and binary files are skipped with a warning, even when
+#     named; a symlink loop says so; a line with many findings has the right columns.
+mkdir -p "$WORK/odd"
+printf 'cudaFree(p);\n' >"$WORK/odd/ok.cu"
+mkfifo "$WORK/odd/pipe.cu"
+printf 'cudaFree(p);\0binary\n' >"$WORK/odd/blob.cu"
+ln -s loop1.cu "$WORK/odd/loop2.cu"
+ln -s loop2.cu "$WORK/odd/loop1.cu"
+expect_rc 1 "odd tree" -- timeout 20 "$KILN" hipcheck "$WORK/odd"
+expect_out "$WORK/err" "$WORK/odd/pipe.cu: warning: a FIFO, not a regular file; skipped" "FIFO in a tree"
+expect_out "$WORK/err" "$WORK/odd/blob.cu: warning: a binary file (it has NUL bytes); skipped" "binary file"
+expect_out "$WORK/err" "$WORK/odd/loop1.cu: warning: a symlink loop; skipped" "symlink loop in a tree"
+expect_out "$WORK/out" "$WORK/odd/ok.cu:1:1: convertible: cudaFree (CUDA Runtime) -> hipFree [cuda-api]" "the regular file is scanned"
+expect_rc 0 "named FIFO" -- timeout 20 "$KILN" hipcheck "$WORK/odd/pipe.cu"
+expect_out "$WORK/err" "$WORK/odd/pipe.cu: warning: a FIFO, not a regular file; skipped" "named FIFO warning"
+expect_rc 0 "named device" -- timeout 20 "$KILN" hipcheck /dev/zero
+expect_out "$WORK/err" "/dev/zero: warning: a character device, not a regular file; skipped" "named device warning"
+expect_rc 0 "named symlink loop" -- timeout 20 "$KILN" hipcheck "$WORK/odd/loop1.cu"
+expect_out "$WORK/err" "$WORK/odd/loop1.cu: warning: a symlink loop; skipped" "named symlink loop"
+python3 -c "import sys; sys.stdout.write('  é ' + 'cudaFree(p); ' * 20000 + '\n')" >"$WORK/odd/long.cu"
+expect_rc 0 "one long line" -- timeout 60 "$KILN" hipcheck --fail-on none --format json "$WORK/odd/long.cu"
+python3 - "$WORK/out" <<'PY' || fail "columns on a long line"
+import json, sys
+f = json.load(open(sys.argv[1]))["files"][0]["findings"]
+assert len(f) == 20000, len(f)
+assert [x["column"] for x in f[:3]] == [5, 18, 31], [x["column"] for x in f[:3]]
+assert f[-1]["column"] == 5 + 13 * 19999, f[-1]["column"]
+PY
+
+# 11. Baselines from a subdirectory and with absolute paths; stale entries are listed.
+mkdir -p "$WORK/base/src/sub"
+printf 'void f(float* p) { cudaFree(p); }\n' >"$WORK/base/src/sub/a.cu"
+printf 'void g() { cudaDeviceReset(); }\n' >"$WORK/base/src/b.cu"
+cd "$WORK/base" || exit 1
+expect_rc 0 "write a baseline at the root" -- "$KILN" hipcheck --write-baseline hipcheck-baseline.json src
+grep -q '"path":"src/sub/a.cu"' hipcheck-baseline.json || fail "baseline paths relative to its directory"
+cd "$WORK/base/src" || exit 1
+expect_rc 0 "baseline used from a subdirectory" -- "$KILN" hipcheck --baseline ../hipcheck-baseline.json .
+expect_out "$WORK/out" "hipcheck: 2 findings accepted by the baseline" "subdirectory matches"
+expect_rc 0 "baseline with absolute paths" -- "$KILN" hipcheck --baseline "$WORK/base/hipcheck-baseline.json" "$WORK/base/src/sub/a.cu"
+expect_out "$WORK/out" "hipcheck: 1 finding accepted by the baseline" "absolute paths match"
+expect_no "$WORK/err" "stale" "a file not scanned is not stale"
+printf 'void f(float* p) { hipFree(p); }\n' >"$WORK/base/src/sub/a.cu"
+rm "$WORK/base/src/b.cu"
+expect_rc 0 "stale entries" -- "$KILN" hipcheck --baseline ../hipcheck-baseline.json .
+expect_out "$WORK/err" "../hipcheck-baseline.json: warning: stale baseline entry src/sub/a.cu:1 cuda-api cudaFree (accepts nothing now; --write-baseline drops it)" "stale entry of a changed file"
+expect_out "$WORK/err" "../hipcheck-baseline.json: warning: stale baseline entry src/b.cu:1 cuda-api cudaDeviceReset (accepts nothing now; --write-baseline drops it)" "stale entry of a deleted file"
 
 if [ "$failures" -ne 0 ]; then
   echo "hipcheck integration: $failures check(s) failed (work directory kept: $WORK)"

@@ -5,8 +5,8 @@
 // --fail-on kind are left after the baseline, 2 on bad input, 3 when a file cannot be read.
 #include <fmt/core.h>
 
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -33,12 +33,6 @@ struct HipcheckArgs {
   std::string config;
   unsigned jobs = 0;
 };
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return static_cast<bool>(out);
-}
 
 int run_hipcheck(const HipcheckArgs& args) {
   namespace hc = kiln::hipcheck;
@@ -96,37 +90,77 @@ int run_hipcheck(const HipcheckArgs& args) {
     }
     baseline = std::move(*loaded);
   }
-  auto report = hc::run_check(options);
-  if (!report) {
-    fmt::print(stderr, "{}\n", report.error().to_string());
-    return report.error().exit_code();
+  auto project = hc::read_project(options);
+  if (!project) {
+    fmt::print(stderr, "{}\n", project.error().to_string());
+    return project.error().exit_code();
   }
-  if (baseline) baseline->apply(*report);
+  for (const std::string& warning : project->warnings) fmt::print(stderr, "{}\n", warning);
+
+  // The report is written as the files are scanned: it is never held whole in memory.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> report_file(nullptr, &std::fclose);
+  std::FILE* out = stdout;
+  if (!args.output.empty()) {
+    report_file.reset(std::fopen(args.output.c_str(), "wb"));
+    if (!report_file) {
+      fmt::print(stderr, "{}: error: cannot write the report\n", args.output);
+      return 3;
+    }
+    out = report_file.get();
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> baseline_file(nullptr, &std::fclose);
+  if (!args.write_baseline.empty()) {
+    baseline_file.reset(std::fopen(args.write_baseline.c_str(), "wb"));
+    if (!baseline_file) {
+      fmt::print(stderr, "{}: error: cannot write the baseline\n", args.write_baseline);
+      return 3;
+    }
+  }
+  auto to = [](std::FILE* file) {
+    return [file](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), file); };
+  };
 
   hc::OutputContext context;
   context.fail_on = *fail_on;
   context.baseline_used = baseline.has_value();
+  context.rocm = options.scan.rocm;
   std::error_code ec;
   context.working_directory = std::filesystem::current_path(ec).generic_string();
-  std::string text = hc::format_report(*format, *report, context);
-  if (args.output.empty()) {
-    fmt::print("{}", text);
-  } else if (!write_file(args.output, text)) {
-    fmt::print(stderr, "{}: error: cannot write the report\n", args.output);
+  auto writer = hc::make_writer(*format, context, to(out));
+  std::unique_ptr<hc::ReportWriter> baseline_writer;
+  if (baseline_file)
+    baseline_writer = hc::make_baseline_writer(args.write_baseline, to(baseline_file.get()));
+  hc::FileFilter filter;
+  if (baseline) filter = [&baseline](hc::FileScan& file) { baseline->mark(file); };
+  hc::Summary total = hc::scan_project(*project, options.jobs, options.scan, filter,
+                                       [&](const hc::FileScan& file, const hc::Summary& counts) {
+                                         writer->file(file, counts);
+                                         if (baseline_writer) baseline_writer->file(file, counts);
+                                       });
+  writer->finish(total);
+  if (std::fflush(out) != 0 || std::ferror(out)) {
+    fmt::print(stderr, "{}: error: cannot write the report\n",
+               args.output.empty() ? "stdout" : args.output);
     return 3;
   }
-  if (!args.write_baseline.empty()) {
-    if (!write_file(args.write_baseline, hc::baseline_json(*report))) {
+  if (baseline) {
+    for (const hc::Baseline::Entry& e : baseline->stale())
+      fmt::print(stderr,
+                 "{}: warning: stale baseline entry {}:{} {} {} (accepts nothing now; "
+                 "--write-baseline drops it)\n",
+                 args.baseline, e.path, e.line, e.rule, e.name);
+  }
+  if (baseline_writer) {
+    baseline_writer->finish(total);
+    if (std::fflush(baseline_file.get()) != 0 || std::ferror(baseline_file.get())) {
       fmt::print(stderr, "{}: error: cannot write the baseline\n", args.write_baseline);
       return 3;
     }
-    std::size_t total = 0;
-    for (const auto& file : report->files) total += file.findings.size();
-    fmt::print(stderr, "hipcheck: wrote a baseline of {} findings to {}\n", total,
-               args.write_baseline);
+    fmt::print(stderr, "hipcheck: wrote a baseline of {} findings to {}\n",
+               total.references + total.hazards, args.write_baseline);
     return 0;  // writing a baseline accepts what is there
   }
-  return hc::exit_code(*report, *fail_on);
+  return hc::exit_code(total, *fail_on);
 }
 
 }  // namespace

@@ -150,21 +150,30 @@ std::optional<HeaderMatch> classify_header(std::string_view name) {
 }
 
 ProjectFiles::ProjectFiles(std::span<const std::string> paths) {
-  for (const std::string& path : paths) {
-    paths_.insert(std::filesystem::path(path).lexically_normal().generic_string());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string& path = paths[i];
+    paths_.emplace(std::filesystem::path(path).lexically_normal().generic_string(), i);
     for (std::size_t at = path.find('/'); at != std::string::npos; at = path.find('/', at + 1))
-      tails_.insert(path.substr(at + 1));
-    tails_.insert(path);
+      tails_.emplace(path.substr(at + 1), i);  // the first path with this tail keeps it
+    tails_.emplace(path, i);
   }
 }
 
-bool ProjectFiles::resolves(std::string_view including, std::string_view header) const {
+std::optional<std::size_t> ProjectFiles::find(std::string_view including,
+                                              std::string_view header) const {
   namespace fs = std::filesystem;
-  fs::path beside = (fs::path(including).parent_path() / fs::path(header)).lexically_normal();
-  if (paths_.contains(beside.generic_string())) return true;
-  if (tails_.contains(std::string(header))) return true;
+  std::string beside =
+      (fs::path(including).parent_path() / fs::path(header)).lexically_normal().generic_string();
+  if (auto it = paths_.find(beside); it != paths_.end()) return it->second;
+  if (auto it = tails_.find(std::string(header)); it != tails_.end()) return it->second;
+  return std::nullopt;
+}
+
+bool ProjectFiles::resolves(std::string_view including, std::string_view header) const {
+  if (find(including, header)) return true;
+  namespace fs = std::filesystem;
   std::error_code ec;
-  return fs::is_regular_file(beside, ec);
+  return fs::is_regular_file(fs::path(including).parent_path() / fs::path(header), ec);
 }
 
 }  // namespace kiln::hipcheck

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace kiln::hipcheck {
 
@@ -29,10 +29,13 @@ class ProjectFiles {
   // Whether the quoted include `header` in file `including` resolves to a file of the scan, or
   // to a file on disk beside `including`.
   bool resolves(std::string_view including, std::string_view header) const;
+  // The index (in the paths given) of the file `#include "header"` or `<header>` in `including`
+  // names: the one beside `including`, else the first whose path ends with "/header".
+  std::optional<std::size_t> find(std::string_view including, std::string_view header) const;
 
  private:
-  std::unordered_set<std::string> paths_;
-  std::unordered_set<std::string> tails_;  // every "dir/.../name" suffix of every path
+  std::unordered_map<std::string, std::size_t> paths_;
+  std::unordered_map<std::string, std::size_t> tails_;  // every "dir/.../name" suffix of a path
 };
 
 }  // namespace kiln::hipcheck

@@ -101,7 +101,8 @@ bool looks_like_ptx(std::string_view code) {
 }  // namespace
 
 Scanner::Scanner(std::string_view path, std::string_view source, const MacroMap* external,
-                 std::vector<Token>& tokens, const ScanOptions& options)
+                 std::vector<Token>& tokens, const ScanOptions& options,
+                 const std::vector<std::string>* shims)
     : path_(path),
       source_(source),
       external_(external && !external->empty() ? external : nullptr),
@@ -112,6 +113,8 @@ Scanner::Scanner(std::string_view path, std::string_view source, const MacroMap*
       kiln_(ApiTable::kiln()) {
   out_.path = path_;
   out_.strings = std::make_shared<TextArena>();
+  if (shims)
+    for (const std::string& name : *shims) defined_names_.insert(name);
   if (external_) {
     have_macros_ = true;
     for (const auto& [name, macro] : *external_) {
@@ -127,7 +130,17 @@ Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::stri
   // Findings are kept in (line, column) order as they come: almost all arrive in order, and the
   // few that do not (a loop header's literal, reported when the loop closes) go in their place.
   int line = static_cast<int>(t.line);
-  int column = t.column(source_);
+  // The column counts code points from the line's start; on one line the count goes on from
+  // the previous finding, so a line with many findings costs its length once, not per finding.
+  if (t.line_start != column_line_start_ || t.offset < column_offset_ || out_.findings.empty()) {
+    column_line_start_ = t.line_start;
+    column_offset_ = t.line_start;
+    column_ = 1;
+  }
+  for (std::uint32_t k = column_offset_; k < t.offset && k < source_.size(); ++k)
+    if ((static_cast<unsigned char>(source_[k]) & 0xC0) != 0x80) ++column_;
+  column_offset_ = std::max(column_offset_, t.offset);
+  int column = column_;
   auto at = out_.findings.end();
   if (!out_.findings.empty() &&
       (out_.findings.back().line > line ||
@@ -177,6 +190,9 @@ FileScan Scanner::run() {
     ++i;
   }
   end_statement();
+  for (std::string_view name : defined_names_)
+    if (kiln_.lookup(name) || table_.lookup(name)) out_.shims.emplace_back(name);
+  std::sort(out_.shims.begin(), out_.shims.end());  // the set's order is not the same each run
   return std::move(out_);
 }
 
@@ -537,8 +553,9 @@ const ScanOptions& default_scan_options() {
 }
 
 FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,
-                     std::vector<Token>& tokens, const ScanOptions& options) {
-  return detail::Scanner(path, source, external, tokens, options).run();
+                     std::vector<Token>& tokens, const ScanOptions& options,
+                     const std::vector<std::string>* shims) {
+  return detail::Scanner(path, source, external, tokens, options, shims).run();
 }
 
 FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,

@@ -39,6 +39,9 @@ struct FileScan {
   // The text the findings' views point into; shared by copies of this FileScan.
   std::shared_ptr<TextArena> strings;
   std::vector<CudaMacro> macros;  // CUDA macros this file defines
+  // CUDA names this file makes HIP's (`#define cudaMalloc hipMalloc`, `typedef __hip_bfloat16
+  // __nv_bfloat16;`): they are HIP in the files that include it too.
+  std::vector<std::string> shims;
 };
 
 // What a scan judges by, the same for every file of a run.
@@ -54,12 +57,14 @@ struct ScanOptions {
 std::span<const std::string_view> builtin_hip_macros();
 const ScanOptions& default_scan_options();
 
-// Scans `source` (the contents of `path`). `external` holds CUDA macros defined in other files;
-// a use of one of them is reported unless this file defines or #undefs the name first.
-// `tokens` is scratch space, reused across calls by one thread.
+// Scans `source` (the contents of `path`). `external` holds CUDA macros defined in the files it
+// includes; a use of one of them is reported unless this file defines or #undefs the name
+// first. `shims` are CUDA names those files make HIP's. `tokens` is scratch space, reused across
+// calls by one thread.
 FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,
                      std::vector<Token>& tokens,
-                     const ScanOptions& options = default_scan_options());
+                     const ScanOptions& options = default_scan_options(),
+                     const std::vector<std::string>* shims = nullptr);
 FileScan scan_source(std::string_view path, std::string_view source,
                      const MacroMap* external = nullptr,
                      const ScanOptions& options = default_scan_options());

@@ -35,7 +35,8 @@ bool is_warp_name(std::string_view name);
 class Scanner {
  public:
   Scanner(std::string_view path, std::string_view source, const MacroMap* external,
-          std::vector<Token>& tokens, const ScanOptions& options);
+          std::vector<Token>& tokens, const ScanOptions& options,
+          const std::vector<std::string>* shims);
   FileScan run();
 
  private:
@@ -212,7 +213,10 @@ class Scanner {
   std::unordered_set<std::string_view> thread_derived_;  // names holding a thread index
   std::vector<std::string_view> cg_aliases_{"cooperative_groups"};
   bool using_cg_ = false;
-  std::vector<std::uint32_t> reported_literals_;
+  std::unordered_set<std::uint32_t> reported_literals_;
+  std::uint32_t column_line_start_ = 0;  // the line, offset and column of the last finding
+  std::uint32_t column_offset_ = 0;
+  int column_ = 1;
   std::uint32_t line_hash_start_ = 0;  // the line whose fingerprint part is in line_hash_
   std::uint64_t line_hash_ = 0;
 

@@ -198,17 +198,40 @@ TEST(Scanner, PortingShimHidesTheCudaName) {
 }
 
 TEST(Scanner, MacrosAcrossFilesAreReportedWhereTheyExpand) {
-  Report report = scan_sources({{"b.cu", "void f() { SYNC(); int OTHER = 1; }\n"},
-                                {"a.h", "#define SYNC() cudaDeviceSynchronize()\n"},
-                                {"c.cu", "#define SYNC() hipDeviceSynchronize()\nSYNC();\n"}},
-                               2);
-  ASSERT_EQ(report.files.size(), 3u);
+  Report report =
+      scan_sources({{"b.cu", "#include \"a.h\"\nvoid f() { SYNC(); int OTHER = 1; }\n"},
+                    {"a.h", "#define SYNC() cudaDeviceSynchronize()\n"},
+                    {"c.cu", "#include \"a.h\"\n#define SYNC() hipDeviceSynchronize()\nSYNC();\n"},
+                    {"d.cu", "void g() { SYNC(); }\n"}},
+                   2);
+  ASSERT_EQ(report.files.size(), 4u);
   EXPECT_EQ(report.files[0].path, "a.h");
   EXPECT_EQ(brief(report.files[0]), (Strings{"1:16 cuda-api cudaDeviceSynchronize"}));
-  EXPECT_EQ(brief(report.files[1]), (Strings{"1:12 cuda-macro SYNC"}));
+  EXPECT_EQ(brief(report.files[1]), (Strings{"2:12 cuda-macro SYNC"}));
   EXPECT_NE(report.files[1].findings[0].message().find("defined at a.h:1"), std::string::npos);
   // c.cu defines its own SYNC without CUDA: a.h's does not apply there.
   EXPECT_TRUE(report.files[2].findings.empty());
+  // d.cu does not include a.h: its SYNC is some other macro.
+  EXPECT_TRUE(report.files[3].findings.empty());
+}
+
+// Macros and shims come through the includes of a file, transitively, and only through them.
+TEST(Scanner, MacrosAndShimsComeThroughIncludes) {
+  Report report = scan_sources(
+      {{"inc/check.h", "#define CHECK(x) cudaGetLastError()\n"},
+       {"inc/all.h", "#include \"check.h\"\n#include \"compat.h\"\n"},
+       {"inc/compat.h",
+        "#ifdef USE_ROCM\n#define cudaStream_t hipStream_t\n#endif\ntypedef __hip_bfloat16 "
+        "__nv_bfloat16;\n"},
+       {"src/k.cu",
+        "#include <inc/all.h>\nvoid f(cudaStream_t s, __nv_bfloat16 b) { CHECK(s); }\n"},
+       {"other/k.cu", "void f(cudaStream_t s) { CHECK(s); }\n"}},
+      1);
+  ASSERT_EQ(report.files.size(), 5u);
+  EXPECT_EQ(report.files[3].path, "other/k.cu");
+  EXPECT_EQ(brief(report.files[3]), (Strings{"1:8 cuda-api cudaStream_t"}));
+  EXPECT_EQ(report.files[4].path, "src/k.cu");
+  EXPECT_EQ(brief(report.files[4]), (Strings{"2:43 cuda-macro CHECK"}));
 }
 
 TEST(Scanner, WarpSizeLiteralsNextToWarpOperations) {

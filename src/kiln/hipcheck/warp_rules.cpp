@@ -105,7 +105,7 @@ void Scanner::number(std::size_t i) {
        is_punct(i + 1, ")") || is_punct(i + 1, ">"))) {
     add(Rule::warp_size_constant, Category::hazard, i, keep(text(i - 2)),
         format("{} is set to 32: AMD wavefronts have 64 lanes (use warpSize)", text(i - 2)));
-    reported_literals_.push_back(static_cast<std::uint32_t>(i));
+    reported_literals_.insert(static_cast<std::uint32_t>(i));
     return;
   }
   constant_use(i, v, {});
@@ -141,7 +141,9 @@ std::string_view Scanner::assigned_to(std::uint32_t at) const {
   const Statement& s = warp_.statement;
   if (s.first < 0) return {};
   int depth = 0;
-  for (std::int64_t k = at; k > s.first; --k) {
+  // A bounded look back: a statement of millions of tokens stays linear.
+  std::int64_t stop = std::max<std::int64_t>(s.first, static_cast<std::int64_t>(at) - 256);
+  for (std::int64_t k = at; k > stop; --k) {
     auto i = static_cast<std::size_t>(k);
     if (tok(i).kind != TokenKind::punct) continue;
     std::string_view p = text(i);
@@ -170,10 +172,7 @@ bool Scanner::thread_derived(const Statement& s) const {
 }
 
 void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op) {
-  if (std::find(reported_literals_.begin(), reported_literals_.end(), c.token) !=
-      reported_literals_.end())
-    return;
-  reported_literals_.push_back(c.token);
+  if (!reported_literals_.insert(c.token).second) return;
   // The message depends on the statement (the operation next to the literal), so it is built
   // now, into the file's arena: no allocation of its own.
   fmt::memory_buffer buffer;
@@ -214,14 +213,13 @@ void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op)
 }
 
 std::string_view Scanner::nearest_warp_op(std::uint32_t at) const {
+  // The operations are in token order: the nearest is next to where `at` would go.
   const auto& ops = warp_.statement.warp_ops;
   if (ops.empty()) return {};
-  std::uint32_t best = ops.front();
-  for (std::uint32_t op : ops) {
-    auto distance = [at](std::uint32_t k) { return k > at ? k - at : at - k; };
-    if (distance(op) < distance(best)) best = op;
-  }
-  return text(best);
+  auto after = std::lower_bound(ops.begin(), ops.end(), at);
+  if (after == ops.end()) return text(ops.back());
+  if (after == ops.begin() || *after - at < at - *(after - 1)) return text(*after);
+  return text(*(after - 1));
 }
 
 void Scanner::evaluate_statement() {
