@@ -39,10 +39,10 @@ expect_rc 0 "fixtures with --fail-on none" -- "$KILN" hipcheck --fail-on none .
 expect_out "$WORK/out" "runtime_api.cu:14:3: convertible: cudaMalloc (CUDA Runtime) -> hipMalloc [cuda-api]" "text finding"
 expect_out "$WORK/out" "runtime_api.cu:18:3: unsupported: cudaDeviceFlushGPUDirectRDMAWrites (CUDA Runtime) has no HIP equivalent [cuda-api]" "unsupported finding"
 expect_out "$WORK/out" "macros.cu:6:3: convertible: macro CUDA_CHECK uses CUDA (cudaError_t, cudaSuccess, cudaGetErrorString); defined at macros.h:6 [cuda-macro]" "macro expansion across files"
-expect_out "$WORK/out" "warp_hazards.cu:16:28: hazard: lane index computed with & 31 assumes 32-lane warps (use warpSize) [lane-id-32]" "lane hazard"
+expect_out "$WORK/out" "warp_hazards.cu:16:28: hazard: lane index computed with & 31 assumes 32-lane warps (a thread index kept in lane): on 64-lane wavefronts lanes 32-63 get the indices of 0-31 (use % warpSize or __lane_id()) [lane-id-32]" "lane hazard"
 expect_out "$WORK/out" "  runtime_api.cu: 11 references (8 convertible, 3 unsupported), 0 hazards, 22 lines of code" "per-file counts"
 expect_no "$WORK/out" "precision.cpp" "precision fixture has no findings"
-grep -q '^hipcheck: 6 files, [0-9]* lines of code: [0-9]* references ([0-9]* convertible, [0-9]* unsupported), [0-9]* hazards$' "$WORK/out" ||
+grep -q '^hipcheck: 10 files, [0-9]* lines of code: [0-9]* references ([0-9]* convertible, [0-9]* unsupported), [0-9]* hazards$' "$WORK/out" ||
   fail "summary line missing"
 cp "$WORK/out" "$WORK/text-j1"
 
@@ -128,7 +128,7 @@ import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["tool"] == "kiln hipcheck" and report["schema_version"] == 1, report.keys()
 s = report["summary"]
-assert s["files"] == 6 and s["references"] == s["convertible"] + s["unsupported"], s
+assert s["files"] == 10 and s["references"] == s["convertible"] + s["unsupported"], s
 assert sum(f["references"] for f in report["files"]) == s["references"]
 paths = [f["path"] for f in report["files"]]
 assert paths == sorted(paths), paths
@@ -144,6 +144,97 @@ PY
 else
   echo "note: python3 not found, JSON and SARIF structure not checked"
 fi
+
+# 8. --rocm-version and kiln.yml hipcheck.rocm_version: support is judged for that release.
+mkdir -p "$WORK/rocm"
+printf '__device__ float f(float v) { return __shfl_xor_sync(0xffffffffffffffffull, v, 1); }\n' >"$WORK/rocm/k.cu"
+expect_rc 0 "warp-sync intrinsic with the newest ROCm" -- "$KILN" hipcheck --fail-on unsupported "$WORK/rocm"
+expect_out "$WORK/out" "hipcheck: support judged for ROCm 6.3 (the newest Kiln knows)" "default ROCm in the summary"
+expect_rc 1 "warp-sync intrinsic with ROCm 6.1" -- "$KILN" hipcheck --fail-on unsupported --rocm-version 6.1 "$WORK/rocm"
+expect_out "$WORK/out" "$WORK/rocm/k.cu:1:38: unsupported: __shfl_xor_sync (CUDA device functions) -> __shfl_xor_sync needs ROCm 6.2 [cuda-api]" "needs a newer ROCm"
+expect_out "$WORK/out" "hipcheck: support judged for ROCm 6.1" "chosen ROCm in the summary"
+expect_rc 2 "malformed --rocm-version" -- "$KILN" hipcheck --rocm-version 6 "$WORK/rocm"
+[ "$(cat "$WORK/err")" = "kiln: error: --rocm-version: '6' is not a ROCm version (expected X.Y, e.g. 6.2)" ] ||
+  fail "malformed --rocm-version message: $(cat "$WORK/err")"
+expect_rc 2 "--rocm-version newer than known" -- "$KILN" hipcheck --rocm-version 9.0 "$WORK/rocm"
+printf 'hipcheck:\n  rocm_version: "6.1"\n' >"$WORK/rocm/kiln.yml"
+expect_rc 1 "kiln.yml hipcheck.rocm_version" -- "$KILN" hipcheck --fail-on unsupported --config "$WORK/rocm/kiln.yml" "$WORK/rocm"
+expect_rc 0 "--rocm-version wins over kiln.yml" -- "$KILN" hipcheck --fail-on unsupported --config "$WORK/rocm/kiln.yml" --rocm-version 6.2 "$WORK/rocm"
+printf 'hipcheck:\n  rocm_version: 6.x\n' >"$WORK/rocm/kiln.yml"
+expect_rc 2 "bad kiln.yml hipcheck.rocm_version" -- "$KILN" hipcheck --config "$WORK/rocm/kiln.yml" "$WORK/rocm"
+grep -q "^$WORK/rocm/kiln.yml:2:17: error: hipcheck.rocm_version: '6.x' is not a ROCm version" "$WORK/err" ||
+  fail "bad kiln.yml message: $(cat "$WORK/err")"
+printf 'hipcheck:\n  rocm: "6.1"\n' >"$WORK/rocm/kiln.yml"
+expect_rc 2 "unknown kiln.yml hipcheck key" -- "$KILN" hipcheck --config "$WORK/rocm/kiln.yml" "$WORK/rocm"
+
+# 9. Dual-platform code: CUDA-only branches are reported in JSON but never fail; the project's
+#    own HIP macros count with --hip-macro or kiln.yml hipcheck.hip_macros.
+mkdir -p "$WORK/dual"
+cp "$FIXTURES/dual_platform.cu" "$WORK/dual/"
+printf '#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n#endif\n' >"$WORK/dual/ported.cu"
+expect_rc 0 "ported file passes the default gate" -- "$KILN" hipcheck "$WORK/dual/ported.cu"
+expect_out "$WORK/out" "hipcheck: 1 finding in branches only a CUDA build compiles (dual-platform code), not listed and not failing" "guarded count"
+expect_rc 1 "the project's own macro is unknown without --hip-macro" -- "$KILN" hipcheck --fail-on unsupported "$WORK/dual"
+expect_out "$WORK/out" "$WORK/dual/dual_platform.cu:38:16: unsupported: cudaDeviceFlushGPUDirectRDMAWrites (CUDA Runtime) has no HIP equivalent [cuda-api]" "unguarded use"
+expect_no "$WORK/out" "dual_platform.cu:29:" "guarded use not listed"
+expect_rc 0 "--hip-macro" -- "$KILN" hipcheck --fail-on unsupported --hip-macro KILN_PROJECT_HIP "$WORK/dual"
+printf 'hipcheck:\n  hip_macros: [KILN_PROJECT_HIP]\n' >"$WORK/dual/kiln.yml"
+expect_rc 0 "kiln.yml hipcheck.hip_macros" -- "$KILN" hipcheck --fail-on unsupported --config "$WORK/dual/kiln.yml" "$WORK/dual"
+expect_rc 0 "guarded findings in JSON" -- "$KILN" hipcheck --format json --fail-on none --hip-macro KILN_PROJECT_HIP "$WORK/dual/dual_platform.cu"
+grep -q '"guard":"KILN_PROJECT_HIP"' "$WORK/out" || fail "JSON guard of the project's macro"
+expect_rc 2 "bad --hip-macro" -- "$KILN" hipcheck --hip-macro "1X" "$WORK/dual"
+printf 'hipcheck:\n  hip_macros: [ok, "not a name"]\n' >"$WORK/dual/kiln.yml"
+expect_rc 2 "bad kiln.yml hipcheck.hip_macros" -- "$KILN" hipcheck --config "$WORK/dual/kiln.yml" "$WORK/dual"
+grep -q "^$WORK/dual/kiln.yml:2:20: error: hipcheck.hip_macros: 'not a name' is not a macro name" "$WORK/err" ||
+  fail "bad hip_macros message: $(cat "$WORK/err")"
+
+# 10. Robust on any tree: FIFOs, devices and binary files are skipped with a warning, even when
+#     named; a symlink loop says so; a line with many findings has the right columns.
+mkdir -p "$WORK/odd"
+printf 'cudaFree(p);\n' >"$WORK/odd/ok.cu"
+mkfifo "$WORK/odd/pipe.cu"
+printf 'cudaFree(p);\0binary\n' >"$WORK/odd/blob.cu"
+ln -s loop1.cu "$WORK/odd/loop2.cu"
+ln -s loop2.cu "$WORK/odd/loop1.cu"
+expect_rc 1 "odd tree" -- timeout 20 "$KILN" hipcheck "$WORK/odd"
+expect_out "$WORK/err" "$WORK/odd/pipe.cu: warning: a FIFO, not a regular file; skipped" "FIFO in a tree"
+expect_out "$WORK/err" "$WORK/odd/blob.cu: warning: a binary file (it has NUL bytes); skipped" "binary file"
+expect_out "$WORK/err" "$WORK/odd/loop1.cu: warning: a symlink loop; skipped" "symlink loop in a tree"
+expect_out "$WORK/out" "$WORK/odd/ok.cu:1:1: convertible: cudaFree (CUDA Runtime) -> hipFree [cuda-api]" "the regular file is scanned"
+expect_rc 0 "named FIFO" -- timeout 20 "$KILN" hipcheck "$WORK/odd/pipe.cu"
+expect_out "$WORK/err" "$WORK/odd/pipe.cu: warning: a FIFO, not a regular file; skipped" "named FIFO warning"
+expect_rc 0 "named device" -- timeout 20 "$KILN" hipcheck /dev/zero
+expect_out "$WORK/err" "/dev/zero: warning: a character device, not a regular file; skipped" "named device warning"
+expect_rc 0 "named symlink loop" -- timeout 20 "$KILN" hipcheck "$WORK/odd/loop1.cu"
+expect_out "$WORK/err" "$WORK/odd/loop1.cu: warning: a symlink loop; skipped" "named symlink loop"
+python3 -c "import sys; sys.stdout.write('  é ' + 'cudaFree(p); ' * 20000 + '\n')" >"$WORK/odd/long.cu"
+expect_rc 0 "one long line" -- timeout 60 "$KILN" hipcheck --fail-on none --format json "$WORK/odd/long.cu"
+python3 - "$WORK/out" <<'PY' || fail "columns on a long line"
+import json, sys
+f = json.load(open(sys.argv[1]))["files"][0]["findings"]
+assert len(f) == 20000, len(f)
+assert [x["column"] for x in f[:3]] == [5, 18, 31], [x["column"] for x in f[:3]]
+assert f[-1]["column"] == 5 + 13 * 19999, f[-1]["column"]
+PY
+
+# 11. Baselines from a subdirectory and with absolute paths; stale entries are listed.
+mkdir -p "$WORK/base/src/sub"
+printf 'void f(float* p) { cudaFree(p); }\n' >"$WORK/base/src/sub/a.cu"
+printf 'void g() { cudaDeviceReset(); }\n' >"$WORK/base/src/b.cu"
+cd "$WORK/base" || exit 1
+expect_rc 0 "write a baseline at the root" -- "$KILN" hipcheck --write-baseline hipcheck-baseline.json src
+grep -q '"path":"src/sub/a.cu"' hipcheck-baseline.json || fail "baseline paths relative to its directory"
+cd "$WORK/base/src" || exit 1
+expect_rc 0 "baseline used from a subdirectory" -- "$KILN" hipcheck --baseline ../hipcheck-baseline.json .
+expect_out "$WORK/out" "hipcheck: 2 findings accepted by the baseline" "subdirectory matches"
+expect_rc 0 "baseline with absolute paths" -- "$KILN" hipcheck --baseline "$WORK/base/hipcheck-baseline.json" "$WORK/base/src/sub/a.cu"
+expect_out "$WORK/out" "hipcheck: 1 finding accepted by the baseline" "absolute paths match"
+expect_no "$WORK/err" "stale" "a file not scanned is not stale"
+printf 'void f(float* p) { hipFree(p); }\n' >"$WORK/base/src/sub/a.cu"
+rm "$WORK/base/src/b.cu"
+expect_rc 0 "stale entries" -- "$KILN" hipcheck --baseline ../hipcheck-baseline.json .
+expect_out "$WORK/err" "../hipcheck-baseline.json: warning: stale baseline entry src/sub/a.cu:1 cuda-api cudaFree (accepts nothing now; --write-baseline drops it)" "stale entry of a changed file"
+expect_out "$WORK/err" "../hipcheck-baseline.json: warning: stale baseline entry src/b.cu:1 cuda-api cudaDeviceReset (accepts nothing now; --write-baseline drops it)" "stale entry of a deleted file"
 
 if [ "$failures" -ne 0 ]; then
   echo "hipcheck integration: $failures check(s) failed (work directory kept: $WORK)"

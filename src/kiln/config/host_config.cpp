@@ -372,6 +372,30 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
   return {};
 }
 
+Status read_hipcheck(const Reader& reader, const YAML::Node& node, HipcheckConfig& config) {
+  KILN_TRY_VOID(reader.mapping(node, "hipcheck", {"rocm_version", "hip_macros"}));
+  if (!node || node.IsNull()) return {};
+  if (auto version = node["rocm_version"]; version && !version.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(version, "hipcheck.rocm_version"));
+    auto choice = hipcheck::choose_rocm_version(text);
+    if (!choice.version) return reader.error(version, "hipcheck.rocm_version: {}", choice.error);
+    config.rocm_version = choice.version;
+  }
+  if (auto macros = node["hip_macros"]; macros && !macros.IsNull()) {
+    if (!macros.IsSequence()) return reader.error(macros, "hipcheck.hip_macros: expected a list");
+    for (const auto& item : macros) {
+      KILN_TRY(auto name, reader.scalar(item, "hipcheck.hip_macros"));
+      bool identifier = !name.empty() && !(name[0] >= '0' && name[0] <= '9') &&
+                        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                               "0123456789_") == std::string::npos;
+      if (!identifier)
+        return reader.error(item, "hipcheck.hip_macros: '{}' is not a macro name", name);
+      config.hip_macros.push_back(name);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
@@ -414,7 +438,9 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(root, "kiln.yml", {"host_store", "gpus", "containers", "serve"}));
+    KILN_TRY_VOID(reader.mapping(root, "kiln.yml",
+                                 {"host_store", "gpus", "containers", "serve", "hipcheck"}));
+    KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     KILN_TRY_VOID(read_containers(reader, root["containers"], config));
     if (auto store = root["host_store"]; store && !store.IsNull()) {
       KILN_TRY(auto path, reader.scalar(store, "host_store"));

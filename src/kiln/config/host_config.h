@@ -24,6 +24,9 @@
 //     allow: [privileged, host-network]    # refused options this host allows
 //     user: "1000:1000"                    # forced on every job and service container
 //     limits: {memory: 16g, cpus: 8, pids: 4096}
+//   hipcheck:                              # kiln hipcheck (docs/hipcheck.md)
+//     rocm_version: "6.2"                  # judge support for this ROCm (default: newest known)
+//     hip_macros: [MY_PROJECT_HIP]         # the project's own "building for HIP" macros
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -59,6 +62,7 @@
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
+#include "kiln/hipcheck/rocm.h"
 
 namespace kiln::config {
 
@@ -102,6 +106,12 @@ struct ServeConfig {
   OnRestart on_restart = OnRestart::requeue;
 };
 
+// hipcheck: what `kiln hipcheck` judges by on this host (its command line wins).
+struct HipcheckConfig {
+  std::optional<hipcheck::RocmVersion> rocm_version;
+  std::vector<std::string> hip_macros;
+};
+
 struct HostConfig {
   std::filesystem::path file;  // where it was read; empty: no file, every default
   std::optional<std::filesystem::path> host_store;
@@ -112,6 +122,7 @@ struct HostConfig {
   container::ContainerPolicy container_policy;
   gpu::TelemetryPolicy gpu_telemetry;
   ServeConfig serve;
+  HipcheckConfig hipcheck;
 };
 
 // `file` names the text in errors and anchors relative paths.

@@ -104,7 +104,7 @@ TEST(HostConfig, ErrorsSayWhere) {
        "gpus.telemetry.memory_budget: a budget is an amount (40G, 512M), not a percentage"},
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
-       "kiln.yml: unknown key 'runners' (known: containers, gpus, host_store, serve)"},
+       "kiln.yml: unknown key 'runners' (known: containers, gpus, hipcheck, host_store, serve)"},
       {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,
        "containers.allow: 'host-ipc' is not one of host-network, host-pid, host-userns, "
        "host-uts, privileged"},

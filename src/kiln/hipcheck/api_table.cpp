@@ -32,6 +32,26 @@ std::string_view library_name(Library library) {
       return "CUB";
     case Library::cucomplex:
       return "cuComplex";
+    case Library::npp:
+      return "NPP";
+    case Library::nvjpeg:
+      return "nvJPEG";
+    case Library::wmma:
+      return "WMMA (mma.h)";
+    case Library::libcudacxx:
+      return "libcu++";
+    case Library::cudla:
+      return "cuDLA";
+    case Library::nvsci:
+      return "NvSci";
+    case Library::nvvm:
+      return "libNVVM";
+    case Library::nvml:
+      return "NVML";
+    case Library::nvtx:
+      return "NVTX";
+    case Library::cooperative_groups:
+      return "cooperative groups";
   }
   return "CUDA";
 }
@@ -62,20 +82,21 @@ std::uint64_t ApiTable::hash(std::string_view name) {
 }
 
 const ApiTable& ApiTable::instance() {
-  static const ApiTable table;
+  static const ApiTable table({k_api_entries, k_api_entry_count});
   return table;
 }
 
-ApiTable::ApiTable() {
-  std::size_t capacity = 1;
-  while (capacity < k_api_entry_count * 2) capacity <<= 1;
-  // Owned for the life of the process (a function-local static), like the table itself.
-  static std::vector<Slot> storage;
-  storage.assign(capacity, Slot{});
-  slots_ = storage.data();
+const ApiTable& ApiTable::kiln() {
+  static const ApiTable table({k_kiln_entries, k_kiln_entry_count});
+  return table;
+}
+
+ApiTable::ApiTable(std::span<const ApiEntry> rows) : rows_(rows) {
+  std::size_t capacity = 2;
+  while (capacity < rows.size() * 2) capacity <<= 1;
+  slots_.assign(capacity, Slot{});
   mask_ = capacity - 1;
-  for (std::size_t i = 0; i < k_api_entry_count; ++i) {
-    const ApiEntry& entry = k_api_entries[i];
+  for (const ApiEntry& entry : rows) {
     std::string_view name = entry.cuda_name;
     max_length_ = std::max(max_length_, name.size());
     unsigned pair =

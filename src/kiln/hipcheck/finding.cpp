@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kiln/hipcheck/api_table.h"
+#include "kiln/hipcheck/rocm.h"
 
 namespace kiln::hipcheck {
 
@@ -72,6 +73,8 @@ std::string_view api_status_name(ApiStatus status) {
       return "deprecated";
     case ApiStatus::removed:
       return "removed";
+    case ApiStatus::newer_rocm:
+      return "newer-rocm";
   }
   return "";
 }
@@ -99,7 +102,7 @@ std::string since(std::string_view version) {
   return version == "?" ? std::string() : fmt::format(" in CUDA {}", version);
 }
 
-std::string api_message(const ApiEntry& entry) {
+std::string api_message(const ApiEntry& entry, ApiStatus status) {
   std::string_view name = entry.cuda_name;
   std::string_view hip = entry.hip_name;
   std::string_view removed = entry.removed;
@@ -107,6 +110,9 @@ std::string api_message(const ApiEntry& entry) {
   std::string message;
   if (hip.empty())
     message = fmt::format("{} ({}) has no HIP equivalent", name, library_name(entry.library));
+  else if (status == ApiStatus::newer_rocm)
+    message = fmt::format("{} ({}) -> {} needs ROCm {}", name, library_name(entry.library), hip,
+                          parse_rocm_version(entry.hip_added).value_or(RocmVersion{}).to_string());
   else
     message = fmt::format("{} ({}) -> {}", name, library_name(entry.library), hip);
   if (!removed.empty())
@@ -126,7 +132,7 @@ std::string Finding::message() const {
   if (!text.empty()) return std::string(text);
   switch (rule) {
     case Rule::cuda_api:
-      return entry ? api_message(*entry) : std::string();
+      return entry ? api_message(*entry, status) : std::string();
     case Rule::cuda_header:
       return replacement.empty() ? fmt::format("CUDA header <{}> has no known HIP equivalent", name)
                                  : fmt::format("CUDA header <{}>: include <{}>", name, replacement);

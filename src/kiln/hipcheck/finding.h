@@ -47,7 +47,15 @@ std::span<const RuleInfo> rules();
 const RuleInfo& rule_info(Rule rule);
 
 // How the HIPIFY tables classify a CUDA name (cuda_api findings only).
-enum class ApiStatus : std::uint8_t { none, convertible, unsupported, deprecated, removed };
+// newer_rocm: HIP has the name, but only from a later ROCm than the one judged for.
+enum class ApiStatus : std::uint8_t {
+  none,
+  convertible,
+  unsupported,
+  deprecated,
+  removed,
+  newer_rocm
+};
 std::string_view api_status_name(ApiStatus status);
 
 struct ApiEntry;  // api_table.h
@@ -82,6 +90,11 @@ struct Finding {
   // with blanks collapsed. Shown as 16 hex digits (fingerprint_hex).
   std::uint64_t fingerprint = 0;
   bool baselined = false;  // accepted by --baseline
+  // In a branch only a CUDA build compiles (`#ifndef USE_ROCM`, the #else of
+  // `#ifdef __HIP_PLATFORM_AMD__`): dual-platform code, never a port blocker. `guard` is the HIP
+  // macro the branch depends on (static text or the scan's arena).
+  bool guarded = false;
+  std::string_view guard;
 
   // The message is built only when it is shown (most runs print a fraction of the findings or
   // none): from the table entry for a cuda_api finding, from name and replacement for most

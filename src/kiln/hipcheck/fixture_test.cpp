@@ -1,6 +1,6 @@
 // The fixtures in tests/data/hipcheck/ are scanned as one project (so a header's macros reach
 // the .cu files that use them); each source's findings must equal the <source>.expected file
-// beside it: one line per finding, "LINE:COL category rule name[ -> hip]".
+// beside it: one line per finding, "LINE:COL category rule name[ -> hip][ [CUDA only: MACRO]]".
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -35,6 +35,7 @@ TEST(Fixtures, FindingsMatchTheExpectedFiles) {
       actual += fmt::format("{}:{} {} {} {}", f.line, f.column, category_name(f.category),
                             rule_info(f.rule).id, f.name);
       if (!f.replacement.empty()) actual += fmt::format(" -> {}", f.replacement);
+      if (f.guarded) actual += fmt::format(" [CUDA only: {}]", f.guard);
       actual += "\n";
     }
     EXPECT_EQ(actual, read(expected_file)) << "in " << file.path;

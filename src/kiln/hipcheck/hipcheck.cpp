@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <thread>
+#include <unordered_set>
+
+#include <fmt/format.h>
 
 #include "kiln/hipcheck/api_table.h"
 
@@ -33,6 +39,7 @@ std::string_view fail_on_name(FailOn fail_on) {
 }
 
 bool fails_on(const Finding& finding, FailOn fail_on) {
+  if (finding.guarded) return false;  // compiled only for CUDA: the HIP build never sees it
   switch (fail_on) {
     case FailOn::none:
       return false;
@@ -52,42 +59,51 @@ Summary count(const FileScan& file) {
   s.lines = file.lines;
   s.code_lines = file.code_lines;
   for (const Finding& f : file.findings) {
+    bool open = !f.baselined && !f.guarded;
     switch (f.category) {
       case Category::convertible:
         ++s.convertible;
+        s.open_convertible += open;
         break;
       case Category::unsupported:
         ++s.unsupported;
+        s.open_unsupported += open;
         break;
       case Category::hazard:
         ++s.hazards;
+        s.open_hazards += open;
         break;
     }
     if (f.status == ApiStatus::deprecated) ++s.deprecated;
     if (f.status == ApiStatus::removed) ++s.removed;
     if (f.baselined) ++s.baselined;
+    if (f.guarded) ++s.guarded;
   }
   s.references = s.convertible + s.unsupported;
   return s;
 }
 
+void add_counts(Summary& total, const Summary& s) {
+  total.files += s.files;
+  total.lines += s.lines;
+  total.code_lines += s.code_lines;
+  total.references += s.references;
+  total.convertible += s.convertible;
+  total.unsupported += s.unsupported;
+  total.deprecated += s.deprecated;
+  total.removed += s.removed;
+  total.hazards += s.hazards;
+  total.baselined += s.baselined;
+  total.guarded += s.guarded;
+  total.open_convertible += s.open_convertible;
+  total.open_unsupported += s.open_unsupported;
+  total.open_hazards += s.open_hazards;
+}
+
 void summarize(Report& report) {
-  std::uint64_t bytes = report.summary.bytes;
   Summary total;
-  total.bytes = bytes;
-  for (const FileScan& file : report.files) {
-    Summary s = count(file);
-    total.files += 1;
-    total.lines += s.lines;
-    total.code_lines += s.code_lines;
-    total.references += s.references;
-    total.convertible += s.convertible;
-    total.unsupported += s.unsupported;
-    total.deprecated += s.deprecated;
-    total.removed += s.removed;
-    total.hazards += s.hazards;
-    total.baselined += s.baselined;
-  }
+  total.bytes = report.summary.bytes;
+  for (const FileScan& file : report.files) add_counts(total, count(file));
   report.summary = total;
 }
 
@@ -112,56 +128,190 @@ void parallel_for(std::size_t count, unsigned jobs,
   for (std::thread& t : threads) t.join();
 }
 
-// A CUDA macro defined in one file and used in another is reported where it expands: rescan the
-// files whose text contains such a macro's name, with the other files' macros in view.
-void resolve_macros(const std::vector<std::string_view>& texts, std::vector<FileScan>& files,
-                    unsigned jobs) {
-  MacroMap macros;
-  for (const FileScan& file : files)
-    for (const CudaMacro& m : file.macros) macros.emplace(m.name, m);  // first path wins
-  if (macros.empty()) return;
-  std::vector<char> wanted(files.size(), 0);
-  parallel_for(files.size(), jobs, [&](std::size_t i, std::vector<Token>&) {
-    for (const auto& [name, macro] : macros) {
-      if (macro.file != files[i].path && texts[i].find(name) != std::string_view::npos) {
-        wanted[i] = 1;
+// The operands of the #include lines of `text` ("x.h" with its quotes, <y.h> with its angle
+// brackets). A line scan, not the lexer: it runs over every file before the scan proper.
+std::vector<std::string_view> include_operands(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::size_t p = at;
+    while (p < end && (text[p] == ' ' || text[p] == '\t')) ++p;
+    if (p < end && text[p] == '#') {
+      ++p;
+      while (p < end && (text[p] == ' ' || text[p] == '\t')) ++p;
+      std::string_view rest = text.substr(p, end - p);
+      for (std::string_view word : {"include_next", "include", "import"}) {
+        if (!rest.starts_with(word)) continue;
+        rest.remove_prefix(word.size());
+        while (!rest.empty() && (rest[0] == ' ' || rest[0] == '\t')) rest.remove_prefix(1);
+        if (!rest.empty() && (rest[0] == '"' || rest[0] == '<')) {
+          std::size_t close = rest.find(rest[0] == '"' ? '"' : '>', 1);
+          if (close != std::string_view::npos) out.push_back(rest.substr(0, close + 1));
+        }
         break;
       }
     }
-  });
-  std::vector<std::size_t> again;
-  for (std::size_t i = 0; i < files.size(); ++i)
-    if (wanted[i]) again.push_back(i);
-  parallel_for(again.size(), jobs, [&](std::size_t k, std::vector<Token>& tokens) {
-    std::size_t i = again[k];
-    files[i] = scan_source(files[i].path, texts[i], &macros, tokens);
-  });
+    at = end + 1;
+  }
+  return out;
 }
+
+// What the files a file includes give it: the CUDA macros and shims of every project file it
+// reaches through #include (not itself).
+struct Context {
+  MacroMap macros;
+  std::vector<std::string> shims;
+};
+
+class IncludeGraph {
+ public:
+  IncludeGraph(const Project& project, const ProjectFiles& files, unsigned jobs)
+      : edges_(project.paths.size()), included_(project.paths.size(), 0) {
+    parallel_for(project.paths.size(), jobs, [&](std::size_t i, std::vector<Token>&) {
+      for (std::string_view operand : include_operands(project.texts[i])) {
+        std::string_view header = operand.substr(1, operand.size() - 2);
+        if (auto target = files.find(project.paths[i], header); target && *target != i)
+          edges_[i].push_back(*target);
+      }
+    });
+    for (const auto& targets : edges_)
+      for (std::size_t t : targets) included_[t] = 1;
+  }
+  bool included(std::size_t i) const { return included_[i] != 0; }
+
+  // Breadth-first over the includes of file `from`; `exports[k]` is file k's first scan.
+  Context context(std::size_t from, const std::vector<FileScan>& exports) const {
+    Context c;
+    if (edges_[from].empty()) return c;
+    std::vector<std::size_t> queue{from};
+    std::unordered_set<std::size_t> seen{from};
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+      for (std::size_t t : edges_[queue[q]]) {
+        if (!seen.insert(t).second) continue;
+        queue.push_back(t);
+        for (const CudaMacro& m : exports[t].macros) c.macros.emplace(m.name, m);  // nearest wins
+        c.shims.insert(c.shims.end(), exports[t].shims.begin(), exports[t].shims.end());
+      }
+    }
+    return c;
+  }
+
+ private:
+  std::vector<std::vector<std::size_t>> edges_;
+  std::vector<char> included_;
+};
+
+// Hands finished files to the sink in order while workers scan ahead, at most `window` files.
+class OrderedQueue {
+ public:
+  explicit OrderedQueue(std::size_t window) : window_(window) {}
+  // A worker about to scan file i waits until it is within the window of the next to emit.
+  void wait_turn(std::size_t i) {
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] { return i < next_ + window_; });
+  }
+  void done(std::size_t i, FileScan scan, Summary counts) {
+    std::lock_guard lock(mutex_);
+    ready_.emplace(i, std::pair(std::move(scan), counts));
+    ready_cv_.notify_all();
+  }
+  // The consumer: the next file in order, waiting for it.
+  std::pair<FileScan, Summary> take() {
+    std::unique_lock lock(mutex_);
+    ready_cv_.wait(lock, [&] { return ready_.contains(next_); });
+    auto node = ready_.extract(next_);
+    ++next_;
+    room_.notify_all();
+    return std::move(node.mapped());
+  }
+
+ private:
+  std::size_t window_;
+  std::size_t next_ = 0;
+  std::mutex mutex_;
+  std::condition_variable room_, ready_cv_;
+  std::map<std::size_t, std::pair<FileScan, Summary>> ready_;
+};
 
 }  // namespace
 
-Report scan_sources(const std::vector<std::pair<std::string, std::string>>& sources,
-                    unsigned jobs) {
-  std::vector<std::size_t> order(sources.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return sources[a].first < sources[b].first; });
-  Report report;
-  report.files.resize(sources.size());
-  std::vector<std::string_view> texts(sources.size());
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    texts[k] = sources[order[k]].second;
-    report.summary.bytes += texts[k].size();
-  }
-  parallel_for(order.size(), jobs, [&](std::size_t k, std::vector<Token>& tokens) {
-    report.files[k] = scan_source(sources[order[k]].first, texts[k], nullptr, tokens);
+Summary scan_project(const Project& project, unsigned jobs, const ScanOptions& options,
+                     const FileFilter& filter, const FileSink& sink) {
+  std::size_t n = project.paths.size();
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  ProjectFiles files(project.paths);
+  ScanOptions scan = options;
+  if (!scan.project) scan.project = &files;
+
+  // 1. Which project files each file includes; the included ones are scanned first for the CUDA
+  //    macros and shims they give their includers (their findings are dropped here).
+  IncludeGraph graph(project, files, jobs);
+  std::vector<FileScan> exports(n);
+  parallel_for(n, jobs, [&](std::size_t i, std::vector<Token>& tokens) {
+    if (!graph.included(i)) return;
+    FileScan first = scan_source(project.paths[i], project.texts[i], nullptr, tokens, scan);
+    exports[i].macros = std::move(first.macros);
+    exports[i].shims = std::move(first.shims);
   });
-  resolve_macros(texts, report.files, jobs);
-  summarize(report);
-  return report;
+
+  // 2. Every file with its includes' macros, in order, a window of files at a time.
+  Summary total;
+  for (const std::string& text : project.texts) total.bytes += text.size();
+  OrderedQueue queue(std::max<std::size_t>(8, 4 * jobs));
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    std::vector<Token> tokens;
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      queue.wait_turn(i);
+      Context context = graph.context(i, exports);
+      FileScan result = scan_source(project.paths[i], project.texts[i], &context.macros, tokens,
+                                    scan, &context.shims);
+      if (filter) filter(result);
+      Summary counts = count(result);
+      queue.done(i, std::move(result), counts);
+    }
+  };
+  unsigned threads =
+      static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(n, 1)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto [file, counts] = queue.take();
+    add_counts(total, counts);
+    sink(file, counts);
+  }
+  for (std::thread& t : pool) t.join();
+  return total;
+}
+
+Project make_project(std::vector<std::pair<std::string, std::string>> sources) {
+  std::sort(sources.begin(), sources.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  Project project;
+  for (auto& [path, text] : sources) {
+    project.paths.push_back(std::move(path));
+    project.texts.push_back(std::move(text));
+  }
+  return project;
 }
 
 namespace {
+
+Report collect(const Project& project, unsigned jobs, const ScanOptions& options) {
+  Report report;
+  report.rocm = options.rocm;
+  report.summary =
+      scan_project(project, jobs, options, nullptr,
+                   [&](const FileScan& file, const Summary&) { report.files.push_back(file); });
+  return report;
+}
+
+// A binary file (a NUL byte in its first 8000 bytes, as git decides) is not source code.
+bool looks_binary(std::string_view text) {
+  return text.substr(0, 8000).find('\0') != std::string_view::npos;
+}
 
 Result<std::string> read_file(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -177,28 +327,67 @@ Result<std::string> read_file(const std::string& path) {
 
 }  // namespace
 
-Result<Report> run_check(const Options& options) {
-  KILN_TRY(std::vector<std::string> paths, find_sources(options.paths, options.extensions));
-  std::vector<std::pair<std::string, std::string>> sources(paths.size());
-  std::vector<std::optional<Error>> errors(paths.size());
+Report scan_sources(const std::vector<std::pair<std::string, std::string>>& sources, unsigned jobs,
+                    const ScanOptions& options) {
+  return collect(make_project(sources), jobs, options);
+}
+
+Result<Project> read_project(const Options& options) {
+  Project project;
+  KILN_TRY(project.paths, find_sources(options.paths, options.extensions, &project.warnings));
+  std::size_t n = project.paths.size();
+  project.texts.resize(n);
+  std::vector<std::optional<Error>> errors(n);
+  std::vector<char> binary(n, 0);
   // Reading is parallel too: on a cold cache the disk, not the lexer, is the limit.
-  parallel_for(paths.size(), options.jobs, [&](std::size_t i, std::vector<Token>&) {
-    auto text = read_file(paths[i]);
+  parallel_for(n, options.jobs, [&](std::size_t i, std::vector<Token>&) {
+    auto text = read_file(project.paths[i]);
     if (!text)
       errors[i] = text.error();
+    else if (looks_binary(*text))
+      binary[i] = 1;
     else
-      sources[i] = {paths[i], std::move(*text)};
+      project.texts[i] = std::move(*text);
   });
   for (auto& e : errors)
     if (e) return std::unexpected(std::move(*e));
-  return scan_sources(sources, options.jobs);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (binary[i]) {
+      project.warnings.push_back(
+          fmt::format("{}: warning: a binary file (it has NUL bytes); skipped", project.paths[i]));
+      continue;
+    }
+    if (kept != i) {  // a self-move would empty the string
+      project.paths[kept] = std::move(project.paths[i]);
+      project.texts[kept] = std::move(project.texts[i]);
+    }
+    ++kept;
+  }
+  project.paths.resize(kept);
+  project.texts.resize(kept);
+  return project;
 }
 
-int exit_code(const Report& report, FailOn fail_on) {
-  for (const FileScan& file : report.files)
-    for (const Finding& f : file.findings)
-      if (!f.baselined && fails_on(f, fail_on)) return 1;
+Result<Report> run_check(const Options& options) {
+  KILN_TRY(Project project, read_project(options));
+  return collect(project, options.jobs, options.scan);
+}
+
+int exit_code(const Summary& s, FailOn fail_on) {
+  switch (fail_on) {
+    case FailOn::none:
+      return 0;
+    case FailOn::unsupported:
+      return s.open_unsupported ? 1 : 0;
+    case FailOn::hazard:
+      return s.open_unsupported + s.open_hazards ? 1 : 0;
+    case FailOn::any:
+      return s.open_unsupported + s.open_hazards + s.open_convertible ? 1 : 0;
+  }
   return 0;
 }
+
+int exit_code(const Report& report, FailOn fail_on) { return exit_code(report.summary, fail_on); }
 
 }  // namespace kiln::hipcheck

@@ -15,8 +15,19 @@ std::optional<Format> parse_format(std::string_view text) {
 
 namespace {
 
-std::string dump(const Json& doc) {
-  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+std::string dump(const Json& doc, int indent = -1) {
+  return doc.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+// `text` (a dump with indent 2) indented by `by` more spaces after each newline.
+std::string indented(const std::string& text, std::string_view by) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    out.push_back(c);
+    if (c == '\n') out += by;
+  }
+  return out;
 }
 
 std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
@@ -39,7 +50,8 @@ Json summary_json(const Summary& s) {
               {"deprecated", s.deprecated},
               {"removed", s.removed},
               {"hazards", s.hazards},
-              {"baselined", s.baselined}};
+              {"baselined", s.baselined},
+              {"guarded", s.guarded}};
 }
 
 std::string_view sarif_level(Category category) {
@@ -54,53 +66,108 @@ std::string_view sarif_level(Category category) {
   return "note";
 }
 
-}  // namespace
-
-std::string format_text(const Report& report, const OutputContext& context) {
-  std::string out;
-  std::uint64_t failing = 0;
-  for (const FileScan& file : report.files) {
-    for (const Finding& f : file.findings) {
-      if (f.baselined) continue;
-      if (fails_on(f, context.fail_on)) ++failing;
-      out += fmt::format("{}:{}:{}: {}: {} [{}]\n", file.path, f.line, f.column,
-                         category_name(f.category), f.message(), rule_info(f.rule).id);
-    }
+std::uint64_t failing(const Summary& s, FailOn fail_on) {
+  switch (fail_on) {
+    case FailOn::none:
+      return 0;
+    case FailOn::unsupported:
+      return s.open_unsupported;
+    case FailOn::hazard:
+      return s.open_unsupported + s.open_hazards;
+    case FailOn::any:
+      return s.open_unsupported + s.open_hazards + s.open_convertible;
   }
-  bool header = false;
-  for (const FileScan& file : report.files) {
-    if (file.findings.empty()) continue;
-    if (!header) {
-      if (!out.empty()) out += "\n";
-      out += "per file:\n";
-      header = true;
-    }
-    Summary s = count(file);
-    out += fmt::format("  {}: {}, {} lines of code", file.path, counts_text(s), s.code_lines);
-    if (s.baselined) out += fmt::format(", {} in baseline", s.baselined);
-    out += "\n";
-  }
-  const Summary& s = report.summary;
-  if (header) out += "\n";
-  out += fmt::format("hipcheck: {}, {} lines of code: {}\n", plural(s.files, "file", "files"),
-                     s.code_lines, counts_text(s));
-  if (s.deprecated || s.removed)
-    out += fmt::format("hipcheck: of the references, {} deprecated and {} removed in CUDA\n",
-                       s.deprecated, s.removed);
-  if (context.baseline_used)
-    out += fmt::format("hipcheck: {} accepted by the baseline\n",
-                       plural(s.baselined, "finding", "findings"));
-  if (context.fail_on != FailOn::none)
-    out += fmt::format("hipcheck: {} with --fail-on {}: {}\n",
-                       plural(failing, "finding fails", "findings fail"),
-                       fail_on_name(context.fail_on), failing ? "FAILED" : "passed");
-  return out;
+  return 0;
 }
 
-std::string format_json(const Report& report, const OutputContext& context) {
-  Json files = Json::array();
-  for (const FileScan& file : report.files) {
-    Json findings = Json::array();
+class TextWriter : public ReportWriter {
+ public:
+  TextWriter(const OutputContext& context, Output out) : context_(context), out_(std::move(out)) {}
+
+  void file(const FileScan& file, const Summary& counts) override {
+    std::string lines;
+    for (const Finding& f : file.findings) {
+      if (f.baselined || f.guarded) continue;
+      lines += fmt::format("{}:{}:{}: {}: {} [{}]\n", file.path, f.line, f.column,
+                           category_name(f.category), f.message(), rule_info(f.rule).id);
+      if (lines.size() > (1 << 16)) flush(lines);
+    }
+    flush(lines);
+    if (file.findings.empty()) return;
+    // One line per file with findings, printed after all findings: small, kept until then.
+    per_file_ += fmt::format("  {}: {}, {} lines of code", file.path, counts_text(counts),
+                             counts.code_lines);
+    if (counts.baselined) per_file_ += fmt::format(", {} in baseline", counts.baselined);
+    per_file_ += "\n";
+  }
+
+  void finish(const Summary& s) override {
+    std::string out;
+    if (!per_file_.empty()) {
+      if (any_line_) out += "\n";
+      out += "per file:\n" + per_file_ + "\n";
+    }
+    out += fmt::format("hipcheck: {}, {} lines of code: {}\n", plural(s.files, "file", "files"),
+                       s.code_lines, counts_text(s));
+    out += fmt::format("hipcheck: support judged for ROCm {}{}\n", context_.rocm.to_string(),
+                       context_.rocm == newest_known_rocm() ? " (the newest Kiln knows)" : "");
+    if (s.deprecated || s.removed)
+      out += fmt::format("hipcheck: of the references, {} deprecated and {} removed in CUDA\n",
+                         s.deprecated, s.removed);
+    if (s.guarded)
+      out += fmt::format(
+          "hipcheck: {} in branches only a CUDA build compiles (dual-platform code), not "
+          "listed and not failing\n",
+          plural(s.guarded, "finding", "findings"));
+    if (context_.baseline_used)
+      out += fmt::format("hipcheck: {} accepted by the baseline\n",
+                         plural(s.baselined, "finding", "findings"));
+    if (context_.fail_on != FailOn::none) {
+      std::uint64_t n = failing(s, context_.fail_on);
+      out += fmt::format("hipcheck: {} with --fail-on {}: {}\n",
+                         plural(n, "finding fails", "findings fail"),
+                         fail_on_name(context_.fail_on), n ? "FAILED" : "passed");
+    }
+    out_(out);
+  }
+
+ private:
+  void flush(std::string& lines) {
+    if (lines.empty()) return;
+    any_line_ = true;
+    out_(lines);
+    lines.clear();
+  }
+  OutputContext context_;
+  Output out_;
+  std::string per_file_;
+  bool any_line_ = false;
+};
+
+// {"tool", "schema_version", "fail_on", "rocm_version", "files": [...], "summary", "failed"}:
+// the summary comes last, when it is known.
+class JsonWriter : public ReportWriter {
+ public:
+  JsonWriter(const OutputContext& context, Output out) : context_(context), out_(std::move(out)) {
+    out_(
+        fmt::format("{{\n  \"tool\": \"kiln hipcheck\",\n  \"schema_version\": 1,\n  \"fail_on\": "
+                    "\"{}\",\n  \"rocm_version\": \"{}\",\n  \"files\": [",
+                    fail_on_name(context_.fail_on), context_.rocm.to_string()));
+  }
+
+  void file(const FileScan& file, const Summary& counts) override {
+    Json entry{{"path", file.path}};
+    Json counts_json = summary_json(counts);
+    for (auto& [key, value] : counts_json.items())
+      if (key != "files") entry[key] = value;
+    // The entry without its findings, then the findings one by one.
+    std::string head = dump(entry, 2);
+    head.pop_back();  // the closing brace
+    while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
+    std::string text =
+        (first_file_ ? "\n    " : ",\n    ") + indented(head, "    ") + ",\n      \"findings\": [";
+    first_file_ = false;
+    bool first = true;
     for (const Finding& f : file.findings) {
       Json j{{"line", f.line},
              {"column", f.column},
@@ -114,23 +181,116 @@ std::string format_json(const Report& report, const OutputContext& context) {
       j["message"] = f.message();
       j["fingerprint"] = fingerprint_hex(f.fingerprint);
       j["baselined"] = f.baselined;
-      findings.push_back(std::move(j));
+      if (f.guarded) {
+        j["guarded"] = true;
+        j["guard"] = f.guard;
+      }
+      text += (first ? "\n        " : ",\n        ") + dump(j);
+      first = false;
+      if (text.size() > (1 << 16)) {
+        out_(text);
+        text.clear();
+      }
     }
-    Summary s = count(file);
-    Json entry{{"path", file.path}};
-    Json counts = summary_json(s);
-    for (auto& [key, value] : counts.items())
-      if (key != "files") entry[key] = value;
-    entry["findings"] = std::move(findings);
-    files.push_back(std::move(entry));
+    text += first ? "]\n    }" : "\n      ]\n    }";
+    out_(text);
   }
-  Json doc{{"tool", "kiln hipcheck"},
-           {"schema_version", 1},
-           {"fail_on", fail_on_name(context.fail_on)},
-           {"failed", exit_code(report, context.fail_on) != 0},
-           {"summary", summary_json(report.summary)},
-           {"files", std::move(files)}};
-  return dump(doc);
+
+  void finish(const Summary& s) override {
+    out_(fmt::format("{}],\n  \"summary\": {},\n  \"failed\": {}\n}}\n", first_file_ ? "" : "\n  ",
+                     indented(dump(summary_json(s), 2), "  "),
+                     exit_code(s, context_.fail_on) != 0 ? "true" : "false"));
+  }
+
+ private:
+  OutputContext context_;
+  Output out_;
+  bool first_file_ = true;
+};
+
+class SarifWriter : public ReportWriter {
+ public:
+  SarifWriter(const OutputContext& context, Output out) : context_(context), out_(std::move(out)) {
+    Json rules_json = Json::array();
+    for (const RuleInfo& r : rules()) {
+      rules_json.push_back({{"id", r.id},
+                            {"shortDescription", {{"text", r.description}}},
+                            {"help", {{"text", r.help}}}});
+    }
+    std::string root = context_.working_directory;
+    if (root.empty() || root.back() != '/') root += '/';
+    Json driver{{"name", "kiln hipcheck"}, {"version", "0.1.0"}, {"rules", std::move(rules_json)}};
+    out_(fmt::format(
+        "{{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n  \"version\": "
+        "\"2.1.0\",\n  \"runs\": [\n    {{\n      \"tool\": {{\"driver\": {}}},\n      "
+        "\"originalUriBaseIds\": {},\n      \"columnKind\": \"unicodeCodePoints\",\n      "
+        "\"properties\": {},\n      \"results\": [",
+        dump(driver), dump(Json{{"SRCROOT", {{"uri", "file://" + uri_encode_path(root)}}}}),
+        dump(Json{{"rocmVersion", context_.rocm.to_string()}})));
+  }
+
+  void file(const FileScan& file, const Summary&) override {
+    Json artifact;
+    if (!file.path.empty() && file.path[0] == '/')
+      artifact = {{"uri", "file://" + uri_encode_path(file.path)}};
+    else
+      artifact = {{"uri", uri_encode_path(file.path)}, {"uriBaseId", "SRCROOT"}};
+    std::string text;
+    for (const Finding& f : file.findings) {
+      Json result{{"ruleId", rule_info(f.rule).id},
+                  {"ruleIndex", static_cast<int>(f.rule)},
+                  {"level", sarif_level(f.category)},
+                  {"message", {{"text", f.message()}}},
+                  {"locations", Json::array({{{"physicalLocation",
+                                               {{"artifactLocation", artifact},
+                                                {"region",
+                                                 {{"startLine", f.line},
+                                                  {"startColumn", f.column},
+                                                  {"endColumn", f.end_column}}}}}}})},
+                  {"partialFingerprints", {{"kilnHipcheck/v1", fingerprint_hex(f.fingerprint)}}},
+                  {"properties", {{"category", category_name(f.category)}, {"name", f.name}}}};
+      if (!f.replacement.empty()) result["properties"]["hip"] = f.replacement;
+      if (context_.baseline_used) result["baselineState"] = f.baselined ? "unchanged" : "new";
+      if (f.baselined)
+        result["suppressions"] = Json::array(
+            {{{"kind", "external"}, {"justification", "accepted by the hipcheck baseline"}}});
+      else if (f.guarded)
+        result["suppressions"] =
+            Json::array({{{"kind", "inSource"},
+                          {"justification",
+                           fmt::format("in a branch only a CUDA build compiles ({})", f.guard)}}});
+      text += (first_ ? "\n        " : ",\n        ") + dump(result);
+      first_ = false;
+      if (text.size() > (1 << 16)) {
+        out_(text);
+        text.clear();
+      }
+    }
+    out_(text);
+  }
+
+  void finish(const Summary&) override {
+    out_(first_ ? "]\n    }\n  ]\n}\n" : "\n      ]\n    }\n  ]\n}\n");
+  }
+
+ private:
+  OutputContext context_;
+  Output out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportWriter> make_writer(Format format, const OutputContext& context, Output out) {
+  switch (format) {
+    case Format::json:
+      return std::make_unique<JsonWriter>(context, std::move(out));
+    case Format::sarif:
+      return std::make_unique<SarifWriter>(context, std::move(out));
+    case Format::text:
+      break;
+  }
+  return std::make_unique<TextWriter>(context, std::move(out));
 }
 
 std::string uri_encode_path(std::string_view path) {
@@ -146,67 +306,24 @@ std::string uri_encode_path(std::string_view path) {
   return out;
 }
 
-std::string format_sarif(const Report& report, const OutputContext& context) {
-  Json rules_json = Json::array();
-  for (const RuleInfo& r : rules()) {
-    rules_json.push_back({{"id", r.id},
-                          {"shortDescription", {{"text", r.description}}},
-                          {"help", {{"text", r.help}}}});
-  }
-  Json results = Json::array();
-  for (const FileScan& file : report.files) {
-    for (const Finding& f : file.findings) {
-      Json artifact;
-      if (!file.path.empty() && file.path[0] == '/') {
-        artifact = {{"uri", "file://" + uri_encode_path(file.path)}};
-      } else {
-        artifact = {{"uri", uri_encode_path(file.path)}, {"uriBaseId", "SRCROOT"}};
-      }
-      Json result{{"ruleId", rule_info(f.rule).id},
-                  {"ruleIndex", static_cast<int>(f.rule)},
-                  {"level", sarif_level(f.category)},
-                  {"message", {{"text", f.message()}}},
-                  {"locations", Json::array({{{"physicalLocation",
-                                               {{"artifactLocation", artifact},
-                                                {"region",
-                                                 {{"startLine", f.line},
-                                                  {"startColumn", f.column},
-                                                  {"endColumn", f.end_column}}}}}}})},
-                  {"partialFingerprints", {{"kilnHipcheck/v1", fingerprint_hex(f.fingerprint)}}},
-                  {"properties", {{"category", category_name(f.category)}, {"name", f.name}}}};
-      if (!f.replacement.empty()) result["properties"]["hip"] = f.replacement;
-      if (context.baseline_used) result["baselineState"] = f.baselined ? "unchanged" : "new";
-      if (f.baselined)
-        result["suppressions"] = Json::array(
-            {{{"kind", "external"}, {"justification", "accepted by the hipcheck baseline"}}});
-      results.push_back(std::move(result));
-    }
-  }
-  std::string root = context.working_directory;
-  if (root.empty() || root.back() != '/') root += '/';
-  Json run{
-      {"tool",
-       {{"driver",
-         {{"name", "kiln hipcheck"}, {"version", "0.1.0"}, {"rules", std::move(rules_json)}}}}},
-      {"originalUriBaseIds", {{"SRCROOT", {{"uri", "file://" + uri_encode_path(root)}}}}},
-      {"columnKind", "unicodeCodePoints"},
-      {"results", std::move(results)}};
-  Json doc{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-           {"version", "2.1.0"},
-           {"runs", Json::array({std::move(run)})}};
-  return dump(doc);
+std::string format_report(Format format, const Report& report, const OutputContext& context) {
+  std::string text;
+  OutputContext c = context;
+  c.rocm = report.rocm;
+  auto writer = make_writer(format, c, [&text](std::string_view chunk) { text += chunk; });
+  for (const FileScan& file : report.files) writer->file(file, count(file));
+  writer->finish(report.summary);
+  return text;
 }
 
-std::string format_report(Format format, const Report& report, const OutputContext& context) {
-  switch (format) {
-    case Format::text:
-      return format_text(report, context);
-    case Format::json:
-      return format_json(report, context);
-    case Format::sarif:
-      return format_sarif(report, context);
-  }
-  return {};
+std::string format_text(const Report& report, const OutputContext& context) {
+  return format_report(Format::text, report, context);
+}
+std::string format_json(const Report& report, const OutputContext& context) {
+  return format_report(Format::json, report, context);
+}
+std::string format_sarif(const Report& report, const OutputContext& context) {
+  return format_report(Format::sarif, report, context);
 }
 
 }  // namespace kiln::hipcheck

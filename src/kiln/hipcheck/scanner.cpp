@@ -101,15 +101,20 @@ bool looks_like_ptx(std::string_view code) {
 }  // namespace
 
 Scanner::Scanner(std::string_view path, std::string_view source, const MacroMap* external,
-                 std::vector<Token>& tokens)
+                 std::vector<Token>& tokens, const ScanOptions& options,
+                 const std::vector<std::string>* shims)
     : path_(path),
       source_(source),
       external_(external && !external->empty() ? external : nullptr),
       tokens_(tokens),
       cuda_file_(is_cuda_file(path)),
-      table_(ApiTable::instance()) {
+      options_(options),
+      table_(ApiTable::instance()),
+      kiln_(ApiTable::kiln()) {
   out_.path = path_;
   out_.strings = std::make_shared<TextArena>();
+  if (shims)
+    for (const std::string& name : *shims) defined_names_.insert(name);
   if (external_) {
     have_macros_ = true;
     for (const auto& [name, macro] : *external_) {
@@ -125,7 +130,17 @@ Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::stri
   // Findings are kept in (line, column) order as they come: almost all arrive in order, and the
   // few that do not (a loop header's literal, reported when the loop closes) go in their place.
   int line = static_cast<int>(t.line);
-  int column = t.column(source_);
+  // The column counts code points from the line's start; on one line the count goes on from
+  // the previous finding, so a line with many findings costs its length once, not per finding.
+  if (t.line_start != column_line_start_ || t.offset < column_offset_ || out_.findings.empty()) {
+    column_line_start_ = t.line_start;
+    column_offset_ = t.line_start;
+    column_ = 1;
+  }
+  for (std::uint32_t k = column_offset_; k < t.offset && k < source_.size(); ++k)
+    if ((static_cast<unsigned char>(source_[k]) & 0xC0) != 0x80) ++column_;
+  column_offset_ = std::max(column_offset_, t.offset);
+  int column = column_;
   auto at = out_.findings.end();
   if (!out_.findings.empty() &&
       (out_.findings.back().line > line ||
@@ -151,6 +166,10 @@ Finding& Scanner::add(Rule rule, Category category, std::size_t token, std::stri
     line_hash_start_ = t.line_start;
   }
   f.fingerprint = compute_fingerprint(rule, name, line_hash_);
+  if (cuda_only_depth_ > 0) {
+    f.guarded = true;
+    f.guard = guard_;
+  }
   f.name = name;
   f.text = message;
   if (at == out_.findings.end()) return out_.findings.emplace_back(f);
@@ -171,6 +190,9 @@ FileScan Scanner::run() {
     ++i;
   }
   end_statement();
+  for (std::string_view name : defined_names_)
+    if (kiln_.lookup(name) || table_.lookup(name)) out_.shims.emplace_back(name);
+  std::sort(out_.shims.begin(), out_.shims.end());  // the set's order is not the same each run
   return std::move(out_);
 }
 
@@ -187,7 +209,12 @@ std::size_t Scanner::directive(std::size_t hash) {
       std::string_view header = quoted.substr(1, quoted.size() >= 2 ? quoted.size() - 2 : 0);
       if (quoted.size() < 2 || (quoted.back() != '>' && quoted.back() != '"'))
         header = quoted.substr(1);
-      if (auto match = classify_header(header)) {
+      bool quoted_include = quoted.size() >= 2 && quoted.front() == '"';
+      auto match = classify_header(header);
+      // "cuda_helpers.h" of the project is the project's, whatever it is called.
+      if (match && quoted_include && options_.project && options_.project->resolves(path_, header))
+        match.reset();
+      if (match) {
         // The message is built from name and replacement when shown (Finding::message).
         add(Rule::cuda_header, match->hip.empty() ? Category::unsupported : Category::convertible,
             hash + 2, keep(header))
@@ -202,7 +229,10 @@ std::size_t Scanner::directive(std::size_t hash) {
       shadowed_.insert(text(hash + 2));
       defined_names_.erase(text(hash + 2));
     }
+  } else if (name == "else" || name == "endif") {
+    conditional(name, hash + 2, end);
   } else if (name == "if" || name == "elif" || name == "ifdef" || name == "ifndef") {
+    conditional(name, hash + 2, end);
     // A version or feature test names CUDA as much as code does; these lines are their own
     // statements for the warp rules.
     WarpState saved = std::move(warp_);
@@ -302,6 +332,7 @@ const CudaMacro* Scanner::find_macro(std::string_view name, std::uint64_t h) con
 
 void Scanner::identifier(std::size_t i, bool in_condition) {
   std::string_view name = text(i);
+  if (i < shim_end_) return;
 
   if (i > 0 && tokens_[i - 1].kind == TokenKind::punct) {
     if (is_punct(i - 1, ".") || is_punct(i - 1, "->")) {
@@ -320,6 +351,10 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
   }
 
   if (name.size() > 2 && name[0] == '_' && name[1] == '_') {
+    if (is(name, "__device__") || is(name, "__global__")) {
+      warp_.pending_device = true;
+      return;
+    }
     if (contains(k_warp_intrinsics, name)) {
       warp_op(i);
       if (is(name, "__activemask")) {
@@ -339,6 +374,9 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
   } else if (is(name, "asm")) {
     if (!in_condition) inline_asm(i);
     return;
+  } else if (is(name, "threadIdx")) {
+    warp_.statement.thread_idx = true;
+    return;
   } else if (is(name, "cub")) {
     if (is_punct(i + 1, "::") && is_ident(i + 2)) cub_use(i);
     return;
@@ -349,7 +387,11 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
     if (is_ident(i + 1) && is_punct(i + 2, "=") && is_ident(k) && is(text(k), "cooperative_groups"))
       cg_aliases_.push_back(text(i + 1));
     return;
+  } else if (is(name, "typedef")) {
+    shim_declaration(i);
+    return;
   } else if (is(name, "using")) {
+    if (shim_declaration(i)) return;
     if (is_ident(i + 1) && is(text(i + 1), "namespace") && is_ident(i + 2) &&
         is(text(i + 2), "cooperative_groups"))
       using_cg_ = true;
@@ -373,7 +415,9 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
       return;
     }
   }
-  if (const ApiEntry* entry = table_.lookup(name)) {
+  const ApiEntry* entry = kiln_.lookup(name);
+  if (!entry) entry = table_.lookup(name);
+  if (entry) {
     if (!defined_names_.empty() && defined_names_.contains(name)) return;
     if (generic_name(*entry)) {
       if (!cuda_file_) return;
@@ -389,11 +433,18 @@ void Scanner::api_use(std::size_t i, const ApiEntry& entry) {
   std::string_view name = entry.cuda_name;
   bool removed = *entry.removed != '\0';
   bool deprecated = *entry.deprecated != '\0';
+  bool here = available_in(entry, options_.rocm);
+  // Spelled the same in this ROCm (a warp-sync or bf16 intrinsic of a later release): not
+  // residual CUDA, like __syncthreads.
+  if (here && name == entry.hip_name) return;
   Category category;
   ApiStatus status;
   if (*entry.hip_name == '\0') {
     category = Category::unsupported;
     status = removed ? ApiStatus::removed : ApiStatus::unsupported;
+  } else if (!here) {
+    category = Category::unsupported;
+    status = ApiStatus::newer_rocm;
   } else {
     category = Category::convertible;
     status = removed      ? ApiStatus::removed
@@ -496,14 +547,21 @@ void Scanner::cooperative_member(std::size_t i, std::string_view name) {
 
 }  // namespace detail
 
-FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,
-                     std::vector<Token>& tokens) {
-  return detail::Scanner(path, source, external, tokens).run();
+const ScanOptions& default_scan_options() {
+  static const ScanOptions options;
+  return options;
 }
 
-FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external) {
+FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,
+                     std::vector<Token>& tokens, const ScanOptions& options,
+                     const std::vector<std::string>* shims) {
+  return detail::Scanner(path, source, external, tokens, options, shims).run();
+}
+
+FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,
+                     const ScanOptions& options) {
   std::vector<Token> tokens;
-  return scan_source(path, source, external, tokens);
+  return scan_source(path, source, external, tokens, options);
 }
 
 }  // namespace kiln::hipcheck

@@ -7,13 +7,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "kiln/hipcheck/finding.h"
+#include "kiln/hipcheck/headers.h"
 #include "kiln/hipcheck/lexer.h"
+#include "kiln/hipcheck/rocm.h"
 
 namespace kiln::hipcheck {
 
@@ -36,15 +39,35 @@ struct FileScan {
   // The text the findings' views point into; shared by copies of this FileScan.
   std::shared_ptr<TextArena> strings;
   std::vector<CudaMacro> macros;  // CUDA macros this file defines
+  // CUDA names this file makes HIP's (`#define cudaMalloc hipMalloc`, `typedef __hip_bfloat16
+  // __nv_bfloat16;`): they are HIP in the files that include it too.
+  std::vector<std::string> shims;
 };
 
-// Scans `source` (the contents of `path`). `external` holds CUDA macros defined in other files;
-// a use of one of them is reported unless this file defines or #undefs the name first.
-// `tokens` is scratch space, reused across calls by one thread.
+// What a scan judges by, the same for every file of a run.
+struct ScanOptions {
+  RocmVersion rocm = newest_known_rocm();  // support is judged for this ROCm release
+  // The files scanned together: a quoted include of one of them is the project's own header.
+  const ProjectFiles* project = nullptr;
+  // The project's own macros that mean "building for HIP" (kiln.yml hipcheck.hip_macros,
+  // --hip-macro), besides USE_ROCM, __HIP_PLATFORM_AMD__, __HIPCC__, __HIP__, HIP_PLATFORM ...
+  std::vector<std::string> hip_macros;
+};
+// The macros every scan takes for "building for HIP".
+std::span<const std::string_view> builtin_hip_macros();
+const ScanOptions& default_scan_options();
+
+// Scans `source` (the contents of `path`). `external` holds CUDA macros defined in the files it
+// includes; a use of one of them is reported unless this file defines or #undefs the name
+// first. `shims` are CUDA names those files make HIP's. `tokens` is scratch space, reused across
+// calls by one thread.
 FileScan scan_source(std::string_view path, std::string_view source, const MacroMap* external,
-                     std::vector<Token>& tokens);
+                     std::vector<Token>& tokens,
+                     const ScanOptions& options = default_scan_options(),
+                     const std::vector<std::string>* shims = nullptr);
 FileScan scan_source(std::string_view path, std::string_view source,
-                     const MacroMap* external = nullptr);
+                     const MacroMap* external = nullptr,
+                     const ScanOptions& options = default_scan_options());
 
 // Whether `path` is a CUDA source (.cu, .cuh): there, a few CUDA device functions with
 // generic names (umin, saturate, ...) are reported, and any inline asm is taken for PTX.

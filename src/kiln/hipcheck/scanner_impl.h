@@ -26,7 +26,8 @@ template <std::size_t N>
 
 // Integer literal value, or nothing for floats and malformed numbers.
 std::optional<std::uint64_t> integer_value(std::string_view text);
-// "lane", "warp", "tid" or threadIdx in a name: it holds a thread's place in a warp.
+// "lane" or "warp" in a name (lane, laneId, warp_id, kWarpLanes), or wid: it holds a lane or
+// warp index.
 bool is_lane_name(std::string_view name);
 // "warp" in a name (WARP_SIZE, kWarpSize).
 bool is_warp_name(std::string_view name);
@@ -34,7 +35,8 @@ bool is_warp_name(std::string_view name);
 class Scanner {
  public:
   Scanner(std::string_view path, std::string_view source, const MacroMap* external,
-          std::vector<Token>& tokens);
+          std::vector<Token>& tokens, const ScanOptions& options,
+          const std::vector<std::string>* shims);
   FileScan run();
 
  private:
@@ -50,6 +52,7 @@ class Scanner {
     std::int64_t last = -1;               // last token index seen
     std::vector<std::uint32_t> warp_ops;  // warp operations in it
     bool is_loop = false;                 // starts with `for` or `while`
+    bool thread_idx = false;              // mentions threadIdx
     std::vector<Candidate> candidates;
   };
   struct Block {
@@ -62,6 +65,10 @@ class Scanner {
     std::vector<Block> blocks;
     int paren_depth = 0;
     std::vector<int> saved_depths;
+    // Device code: the body of a __global__/__device__ function (or lambda).
+    bool pending_device = false;     // __device__ seen; its body has not opened yet
+    std::int64_t device_depth = -1;  // blocks.size() outside the device body, -1: host code
+    std::string_view device_function;
   };
   struct MacroRecord {
     std::string_view name;
@@ -99,6 +106,17 @@ class Scanner {
   }
 
   std::size_t directive(std::size_t hash);
+  // Conditional groups on the HIP macros (dual_platform.cpp).
+  struct Condition {
+    bool hip_implies = false;  // a HIP build makes the condition true: later branches are CUDA's
+    bool cuda_only = false;    // the condition is true only in a CUDA build
+    std::string_view guard;    // the HIP macro it tests
+  };
+  Condition condition(std::size_t begin, std::size_t end) const;
+  bool is_hip_macro(std::string_view name) const;
+  void conditional(std::string_view directive, std::size_t begin, std::size_t end);
+  // typedef/using that names a CUDA type as a HIP one: `typedef __hip_bfloat16 __nv_bfloat16;`
+  bool shim_declaration(std::size_t i);
   void define(std::size_t begin, std::size_t end);
   void code_token(std::size_t i, bool in_condition);
   void identifier(std::size_t i, bool in_condition);
@@ -126,6 +144,7 @@ class Scanner {
         case ';':
           if (warp_.paren_depth == 0) {
             end_statement();
+            warp_.pending_device = false;  // a declaration, not a definition
             return;
           }
           break;
@@ -154,11 +173,19 @@ class Scanner {
     if (!warp_.statement.candidates.empty() || !warp_.statement.warp_ops.empty()) {
       evaluate_statement();
     } else {
+      if (warp_.statement.thread_idx) derive_from_thread_index();
       warp_.statement.first = -1;
       warp_.statement.last = -1;
       warp_.statement.is_loop = false;
+      warp_.statement.thread_idx = false;
     }
   }
+  // `int tid = threadIdx.x + ...;`: tid holds a thread index from here on (in this function).
+  void derive_from_thread_index();
+  // The variable the value at token `at` is assigned to (`lane` in `int lane = x & 31;`), the
+  // device function's name for a `return`, or "".
+  std::string_view assigned_to(std::uint32_t at) const;
+  bool thread_derived(const Statement& s) const;
   void evaluate_statement();  // applies the rules to the statement's candidates, then resets
   void emit_candidate(const Candidate& c, Rule rule, std::string_view op);
   // The statement's warp operation nearest to token `at` ("" when there is none).
@@ -169,7 +196,9 @@ class Scanner {
   const MacroMap* external_;
   std::vector<Token>& tokens_;
   bool cuda_file_;
-  const ApiTable& table_;
+  const ScanOptions& options_;
+  const ApiTable& table_;  // HIPIFY's rows
+  const ApiTable& kiln_;   // Kiln's rows, which take precedence
   FileScan out_;
 
   std::unordered_map<std::string_view, CudaMacro> local_macros_;
@@ -181,13 +210,27 @@ class Scanner {
   bool have_macros_ = false;
   std::optional<MacroRecord> defining_;  // inside a #define body with CUDA uses
   std::unordered_map<std::string_view, std::pair<std::uint64_t, std::uint32_t>> constants_;
+  std::unordered_set<std::string_view> thread_derived_;  // names holding a thread index
   std::vector<std::string_view> cg_aliases_{"cooperative_groups"};
   bool using_cg_ = false;
-  std::vector<std::uint32_t> reported_literals_;
+  std::unordered_set<std::uint32_t> reported_literals_;
+  std::uint32_t column_line_start_ = 0;  // the line, offset and column of the last finding
+  std::uint32_t column_offset_ = 0;
+  int column_ = 1;
   std::uint32_t line_hash_start_ = 0;  // the line whose fingerprint part is in line_hash_
   std::uint64_t line_hash_ = 0;
 
   WarpState warp_;
+
+  struct Group {
+    bool hip_before = false;  // an earlier branch is taken in a HIP build
+    bool cuda_only = false;   // the current branch is compiled only for CUDA
+    std::string_view guard;
+  };
+  std::vector<Group> groups_;
+  int cuda_only_depth_ = 0;   // groups whose current branch is CUDA-only
+  std::string_view guard_;    // the innermost such group's macro
+  std::size_t shim_end_ = 0;  // tokens before this are a shim declaration's
 };
 
 }  // namespace kiln::hipcheck::detail

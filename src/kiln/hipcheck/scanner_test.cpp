@@ -48,12 +48,15 @@ TEST(Scanner, FindingsStayValidInACopyAfterTheSourceIsGone) {
   {
     std::string source =
         "#include <cuda_runtime.h>\nmy_kernel<<<1, 32>>>(p);\ncudaMalloc(&p, n);\n"
-        "int lane = threadIdx.x & 31;\n";
-    FileScan scan = scan_source("a.cu", source);
+        "int lane = threadIdx.x & 31;\n#ifndef MY_HIP\ncudaFree(p);\n#endif\n";
+    ScanOptions options;
+    options.hip_macros = {"MY_HIP"};
+    FileScan scan = scan_source("a.cu", source, nullptr, options);
     copy = scan;
     source.assign(source.size(), 'x');  // a view into the source would now read x's
   }
-  ASSERT_EQ(copy.findings.size(), 4u);
+  ASSERT_EQ(copy.findings.size(), 5u);
+  EXPECT_EQ(copy.findings[4].guard, "MY_HIP");
   EXPECT_EQ(copy.findings[0].name, "cuda_runtime.h");
   EXPECT_EQ(copy.findings[0].message(),
             "CUDA header <cuda_runtime.h>: include <hip/hip_runtime.h>");
@@ -64,7 +67,9 @@ TEST(Scanner, FindingsStayValidInACopyAfterTheSourceIsGone) {
   EXPECT_EQ(copy.findings[2].message(), "cudaMalloc (CUDA Runtime) -> hipMalloc");
   EXPECT_EQ(copy.findings[3].name, "31");
   EXPECT_EQ(copy.findings[3].message(),
-            "lane index computed with & 31 assumes 32-lane warps (use warpSize)");
+            "lane index computed with & 31 assumes 32-lane warps (a thread index kept in lane): "
+            "on 64-lane wavefronts lanes 32-63 get the indices of 0-31 (use % warpSize or "
+            "__lane_id())");
 }
 
 TEST(TextArena, KeepsEarlierTextWhenItGrows) {
@@ -110,6 +115,25 @@ TEST(Scanner, HeadersWithAndWithoutHipEquivalent) {
                                   "3:10 cuda-header cuda/barrier"}));
   EXPECT_EQ(scan.findings[0].replacement, "hip/hip_runtime.h");
   EXPECT_EQ(scan.findings[2].category, Category::unsupported);
+}
+
+// Only the CUDA toolkit's header names are CUDA headers; a quoted include that resolves to a
+// file of the scan is the project's own even when its name is a toolkit one.
+TEST(Scanner, ProjectHeadersAreNotCudaHeaders) {
+  std::string source =
+      "#include \"cuda_helpers.h\"\n#include <cuda_utils.cuh>\n#include \"sub/math_constants.h\"\n"
+      "#include \"math_constants.h\"\n#include <math_constants.h>\n#include \"cuda_fp16.h\"\n";
+  EXPECT_EQ(brief("src/a.cu", source),
+            (Strings{"4:10 cuda-header math_constants.h", "5:10 cuda-header math_constants.h",
+                     "6:10 cuda-header cuda_fp16.h"}));
+  std::vector<std::string> files{"src/a.cu", "src/sub/math_constants.h", "include/cuda_fp16.h"};
+  ProjectFiles project(files);
+  ScanOptions options;
+  options.project = &project;
+  // "sub/math_constants.h" is not a toolkit name; cuda_fp16.h and math_constants.h name files
+  // below folders of the tree (include directories); <...> is never resolved.
+  EXPECT_EQ(brief(scan_source("src/a.cu", source, nullptr, options)),
+            (Strings{"5:10 cuda-header math_constants.h"}));
 }
 
 TEST(Scanner, KernelLaunches) {
@@ -174,17 +198,40 @@ TEST(Scanner, PortingShimHidesTheCudaName) {
 }
 
 TEST(Scanner, MacrosAcrossFilesAreReportedWhereTheyExpand) {
-  Report report = scan_sources({{"b.cu", "void f() { SYNC(); int OTHER = 1; }\n"},
-                                {"a.h", "#define SYNC() cudaDeviceSynchronize()\n"},
-                                {"c.cu", "#define SYNC() hipDeviceSynchronize()\nSYNC();\n"}},
-                               2);
-  ASSERT_EQ(report.files.size(), 3u);
+  Report report =
+      scan_sources({{"b.cu", "#include \"a.h\"\nvoid f() { SYNC(); int OTHER = 1; }\n"},
+                    {"a.h", "#define SYNC() cudaDeviceSynchronize()\n"},
+                    {"c.cu", "#include \"a.h\"\n#define SYNC() hipDeviceSynchronize()\nSYNC();\n"},
+                    {"d.cu", "void g() { SYNC(); }\n"}},
+                   2);
+  ASSERT_EQ(report.files.size(), 4u);
   EXPECT_EQ(report.files[0].path, "a.h");
   EXPECT_EQ(brief(report.files[0]), (Strings{"1:16 cuda-api cudaDeviceSynchronize"}));
-  EXPECT_EQ(brief(report.files[1]), (Strings{"1:12 cuda-macro SYNC"}));
+  EXPECT_EQ(brief(report.files[1]), (Strings{"2:12 cuda-macro SYNC"}));
   EXPECT_NE(report.files[1].findings[0].message().find("defined at a.h:1"), std::string::npos);
   // c.cu defines its own SYNC without CUDA: a.h's does not apply there.
   EXPECT_TRUE(report.files[2].findings.empty());
+  // d.cu does not include a.h: its SYNC is some other macro.
+  EXPECT_TRUE(report.files[3].findings.empty());
+}
+
+// Macros and shims come through the includes of a file, transitively, and only through them.
+TEST(Scanner, MacrosAndShimsComeThroughIncludes) {
+  Report report = scan_sources(
+      {{"inc/check.h", "#define CHECK(x) cudaGetLastError()\n"},
+       {"inc/all.h", "#include \"check.h\"\n#include \"compat.h\"\n"},
+       {"inc/compat.h",
+        "#ifdef USE_ROCM\n#define cudaStream_t hipStream_t\n#endif\ntypedef __hip_bfloat16 "
+        "__nv_bfloat16;\n"},
+       {"src/k.cu",
+        "#include <inc/all.h>\nvoid f(cudaStream_t s, __nv_bfloat16 b) { CHECK(s); }\n"},
+       {"other/k.cu", "void f(cudaStream_t s) { CHECK(s); }\n"}},
+      1);
+  ASSERT_EQ(report.files.size(), 5u);
+  EXPECT_EQ(report.files[3].path, "other/k.cu");
+  EXPECT_EQ(brief(report.files[3]), (Strings{"1:8 cuda-api cudaStream_t"}));
+  EXPECT_EQ(report.files[4].path, "src/k.cu");
+  EXPECT_EQ(brief(report.files[4]), (Strings{"2:43 cuda-macro CHECK"}));
 }
 
 TEST(Scanner, WarpSizeLiteralsNextToWarpOperations) {
@@ -195,19 +242,41 @@ TEST(Scanner, WarpSizeLiteralsNextToWarpOperations) {
             "int n = 32; int h = 16;\n"
             "for (int i = 1; i < 32; i *= 2) {\n  if (x) {\n    v += __shfl_xor(v, i);\n  }\n}\n"
             "for (int i = 0; i < 32; ++i) {\n  y += i;\n}\n"),
-      (Strings{"1:14 warp-size-literal 16", "1:38 cuda-api __shfl_down_sync",
-               "1:55 warp-mask-32bit 0xFFFFFFFFu", "2:5 cuda-api __shfl_sync",
+      (Strings{"1:14 warp-size-literal 16", "1:55 warp-mask-32bit 0xFFFFFFFFu",
                "2:26 warp-size-literal 32", "4:21 warp-size-literal 32"}));
 }
 
+// A lane or warp index is arithmetic on a thread index in device code that is kept in a lane or
+// warp variable (or returned by a lane/warp function) or fed to a warp operation.
 TEST(Scanner, LaneAndWarpIndexArithmetic) {
   EXPECT_EQ(brief("a.cu",
-                  "int lane = threadIdx.x & 31;\nint lane2 = tid % 32;\n"
-                  "int w = threadIdx.x >> 5;\nint w2 = laneId / 32;\n"
-                  "int cols = x % 32; int bits = y >> 5; int ok = threadIdx.x % warpSize;\n"
-                  "int wrong = z / 32 + warpSize;\n"),
-            (Strings{"1:26 lane-id-32 31", "2:19 lane-id-32 32", "3:24 warp-id-32 5",
-                     "4:19 warp-id-32 32"}));
+                  "__device__ void f(int x, int y) {\n"
+                  "  int lane = threadIdx.x & 31;\n"
+                  "  int tid = threadIdx.x + blockIdx.x * blockDim.x;\n"
+                  "  int lane2 = tid % 32, warp_id = tid >> 5;\n"
+                  "  int wid = threadIdx.y * 4 + threadIdx.x / 32;\n"
+                  "  v = __shfl_sync(m, v, (threadIdx.x + 1) & 31);\n"
+                  "  tile[threadIdx.y][threadIdx.x % 32] = x;   // tiling: no lane index\n"
+                  "  int row = tid >> 5, cols = x % 32, bits = y >> 5;\n"
+                  "  int ok = threadIdx.x % warpSize;\n"
+                  "}\n"
+                  "__device__ int lane_id() { return threadIdx.x & 31; }\n"),
+            (Strings{"2:28 lane-id-32 31", "4:21 lane-id-32 32", "4:42 warp-id-32 5",
+                     "5:45 warp-id-32 32", "6:45 lane-id-32 31", "11:49 lane-id-32 31"}));
+  // Host code: a bitset's `>> 5` and `& 31` are not lanes, whatever the names.
+  EXPECT_TRUE(brief("a.cu",
+                    "void set(unsigned* bits, int lane) {\n"
+                    "  int warp = lane >> 5;\n  bits[warp] |= 1u << (lane & 31);\n}\n")
+                  .empty());
+  // Each hazard says why it is one.
+  FileScan scan = scan_source("a.cu",
+                              "__global__ void k() {\n  int laneId = threadIdx.x % 32;\n"
+                              "  float v = __shfl_xor_sync(m, x, threadIdx.x & 31);\n}\n");
+  ASSERT_EQ(scan.findings.size(), 2u);
+  EXPECT_NE(scan.findings[0].message().find("a thread index kept in laneId"), std::string::npos)
+      << scan.findings[0].message();
+  EXPECT_NE(scan.findings[1].message().find("the value feeds __shfl_xor_sync"), std::string::npos)
+      << scan.findings[1].message();
 }
 
 TEST(Scanner, WarpSizeConstants) {

@@ -6,6 +6,8 @@
 #include <iterator>
 #include <system_error>
 
+#include <fmt/format.h>
+
 #include "kiln/hipcheck/gitignore.h"
 
 namespace kiln::hipcheck {
@@ -29,11 +31,23 @@ std::string relative_to(const fs::path& dir, const fs::path& root) {
   return rel == "." ? std::string() : rel;
 }
 
+void warn(std::vector<std::string>* warnings, const fs::path& path, std::string_view what) {
+  if (warnings) warnings->push_back(fmt::format("{}: warning: {}", path.generic_string(), what));
+}
+
+// The error of a path whose status could not be read: a symlink loop says so.
+std::string status_problem(const std::error_code& ec) {
+  if (ec == std::errc::too_many_symbolic_link_levels) return "a symlink loop; skipped";
+  if (ec == std::errc::no_such_file_or_directory) return "a broken symlink; skipped";
+  return fmt::format("cannot read its type ({}); skipped", ec.message());
+}
+
 struct Walker {
   const std::vector<std::string>& extensions;
   IgnoreRules rules;
   fs::path root;  // where `rules` paths are relative to
   std::vector<std::string>& out;
+  std::vector<std::string>* warnings;
 
   bool wanted(const fs::path& file) const {
     std::string name = file.filename().string();
@@ -62,14 +76,27 @@ struct Walker {
       fs::path name = entry.path().filename();
       if (name == ".git") continue;
       std::error_code type_ec;
-      bool is_dir = entry.is_directory(type_ec) && !entry.is_symlink(type_ec);
-      bool is_file = entry.is_regular_file(type_ec);
+      bool is_symlink = entry.is_symlink(type_ec);
+      bool is_dir = entry.is_directory(type_ec) && !is_symlink;
       std::string rel = relative_to(entry.path(), root);
       if (!rules.empty() && rules.ignored(rel, is_dir)) continue;
-      if (is_dir)
+      if (is_dir) {
         walk(entry.path(), shown / name);
-      else if (is_file && wanted(name))
-        out.push_back((shown / name).lexically_normal().generic_string());
+        continue;
+      }
+      if (!wanted(name)) continue;
+      fs::path file = (shown / name).lexically_normal();
+      std::error_code status_ec;
+      fs::file_status status = fs::status(entry.path(), status_ec);
+      if (status_ec) {
+        warn(warnings, file, status_problem(status_ec));
+      } else if (fs::is_directory(status)) {
+        warn(warnings, file, "a symlink to a directory (not followed); skipped");
+      } else if (std::string_view kind = special_file_kind(status); !kind.empty()) {
+        warn(warnings, file, fmt::format("{}, not a regular file; skipped", kind));
+      } else {
+        out.push_back(file.generic_string());
+      }
     }
   }
 };
@@ -86,21 +113,48 @@ fs::path work_tree_top(const fs::path& dir) {
 
 }  // namespace
 
+std::string_view special_file_kind(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::regular:
+      return "";
+    case fs::file_type::fifo:
+      return "a FIFO";
+    case fs::file_type::character:
+      return "a character device";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
+  }
+}
+
 Result<std::vector<std::string>> find_sources(const std::vector<std::string>& paths,
-                                              const std::vector<std::string>& extensions) {
+                                              const std::vector<std::string>& extensions,
+                                              std::vector<std::string>* warnings) {
   std::vector<std::string> out;
   for (const std::string& path : paths) {
     std::error_code ec;
     fs::file_status status = fs::status(path, ec);
+    if (ec == std::errc::too_many_symbolic_link_levels) {
+      warn(warnings, path, "a symlink loop; skipped");
+      continue;
+    }
     if (ec || !fs::exists(status))
       return make_error(ErrorCode::not_found, "no such file or directory", {path});
     if (!fs::is_directory(status)) {
-      out.push_back(fs::path(path).lexically_normal().generic_string());
+      // Named on the command line: scanned whatever its extension, but never a FIFO (reading
+      // it would wait forever) or a device (/dev/zero never ends).
+      if (std::string_view kind = special_file_kind(status); !kind.empty())
+        warn(warnings, path, fmt::format("{}, not a regular file; skipped", kind));
+      else
+        out.push_back(fs::path(path).lexically_normal().generic_string());
       continue;
     }
     fs::path dir = fs::absolute(path, ec).lexically_normal();
     if (!dir.has_filename()) dir = dir.parent_path();
-    Walker walker{extensions, {}, work_tree_top(dir), out};
+    Walker walker{extensions, {}, work_tree_top(dir), out, warnings};
     // .gitignore files from the work tree's top down to `dir` apply as well.
     std::error_code exclude_ec;
     fs::path exclude = walker.root / ".git" / "info" / "exclude";

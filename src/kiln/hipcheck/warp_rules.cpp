@@ -72,8 +72,7 @@ std::optional<std::uint64_t> integer_value(std::string_view text) {
 
 bool is_lane_name(std::string_view name) {
   if (name == "warpSize") return false;  // the portable way: not an assumption
-  return name == "threadIdx" || contains_nocase(name, "lane") || contains_nocase(name, "warp") ||
-         contains_nocase(name, "tid");
+  return contains_nocase(name, "lane") || contains_nocase(name, "warp") || name == "wid";
 }
 
 bool is_warp_name(std::string_view name) {
@@ -106,7 +105,7 @@ void Scanner::number(std::size_t i) {
        is_punct(i + 1, ")") || is_punct(i + 1, ">"))) {
     add(Rule::warp_size_constant, Category::hazard, i, keep(text(i - 2)),
         format("{} is set to 32: AMD wavefronts have 64 lanes (use warpSize)", text(i - 2)));
-    reported_literals_.push_back(static_cast<std::uint32_t>(i));
+    reported_literals_.insert(static_cast<std::uint32_t>(i));
     return;
   }
   constant_use(i, v, {});
@@ -132,11 +131,48 @@ void Scanner::constant_use(std::size_t i, std::uint64_t v, std::string_view name
   warp_.statement.candidates.push_back(c);
 }
 
+void Scanner::derive_from_thread_index() {
+  if (warp_.device_depth < 0) return;
+  std::string_view target = assigned_to(static_cast<std::uint32_t>(warp_.statement.last));
+  if (!target.empty() && target != warp_.device_function) thread_derived_.insert(target);
+}
+
+std::string_view Scanner::assigned_to(std::uint32_t at) const {
+  const Statement& s = warp_.statement;
+  if (s.first < 0) return {};
+  int depth = 0;
+  // A bounded look back: a statement of millions of tokens stays linear.
+  std::int64_t stop = std::max<std::int64_t>(s.first, static_cast<std::int64_t>(at) - 256);
+  for (std::int64_t k = at; k > stop; --k) {
+    auto i = static_cast<std::size_t>(k);
+    if (tok(i).kind != TokenKind::punct) continue;
+    std::string_view p = text(i);
+    if (p == ")" || p == "]")
+      ++depth;
+    else if (p == "(" || p == "[")
+      --depth;
+    else if (depth <= 0 && (p == "=" || p == "|=" || p == "&=" || p == "+=" || p == "^=")) {
+      if (is_ident(i - 1)) return text(i - 1);
+      return {};
+    }
+  }
+  auto first = static_cast<std::size_t>(s.first);
+  if (is_ident(first) && text(first) == "return") return warp_.device_function;
+  return {};
+}
+
+bool Scanner::thread_derived(const Statement& s) const {
+  if (s.thread_idx) return true;
+  if (thread_derived_.empty()) return false;
+  for (std::int64_t k = s.first; k >= 0 && k <= s.last; ++k) {
+    auto i = static_cast<std::size_t>(k);
+    if (tokens_[i].kind == TokenKind::identifier && thread_derived_.contains(text(i))) return true;
+  }
+  return false;
+}
+
 void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op) {
-  if (std::find(reported_literals_.begin(), reported_literals_.end(), c.token) !=
-      reported_literals_.end())
-    return;
-  reported_literals_.push_back(c.token);
+  if (!reported_literals_.insert(c.token).second) return;
   // The message depends on the statement (the operation next to the literal), so it is built
   // now, into the file's arena: no allocation of its own.
   fmt::memory_buffer buffer;
@@ -154,12 +190,16 @@ void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op)
                        literal, op);
       break;
     case Rule::lane_id_32:
-      message = format("lane index computed with {} {} assumes 32-lane warps (use warpSize)",
-                       c.kind == Candidate::lane_and ? "&" : "%", literal);
+      message = format(
+          "lane index computed with {} {} assumes 32-lane warps ({}): on 64-lane wavefronts "
+          "lanes 32-63 get the indices of 0-31 (use % warpSize or __lane_id())",
+          c.kind == Candidate::lane_and ? "&" : "%", literal, op);
       break;
     case Rule::warp_id_32:
-      message = format("warp index computed with {} {} assumes 32-lane warps (use warpSize)",
-                       c.kind == Candidate::warp_shift ? ">>" : "/", literal);
+      message = format(
+          "warp index computed with {} {} assumes 32-lane warps ({}): on 64-lane wavefronts two "
+          "indices name one wavefront (use / warpSize)",
+          c.kind == Candidate::warp_shift ? ">>" : "/", literal, op);
       break;
     default:
       message = format(
@@ -173,48 +213,42 @@ void Scanner::emit_candidate(const Candidate& c, Rule rule, std::string_view op)
 }
 
 std::string_view Scanner::nearest_warp_op(std::uint32_t at) const {
+  // The operations are in token order: the nearest is next to where `at` would go.
   const auto& ops = warp_.statement.warp_ops;
   if (ops.empty()) return {};
-  std::uint32_t best = ops.front();
-  for (std::uint32_t op : ops) {
-    auto distance = [at](std::uint32_t k) { return k > at ? k - at : at - k; };
-    if (distance(op) < distance(best)) best = op;
-  }
-  return text(best);
+  auto after = std::lower_bound(ops.begin(), ops.end(), at);
+  if (after == ops.end()) return text(ops.back());
+  if (after == ops.begin() || *after - at < at - *(after - 1)) return text(*after);
+  return text(*(after - 1));
 }
 
 void Scanner::evaluate_statement() {
   Statement& s = warp_.statement;
   if (!s.candidates.empty()) {
-    bool lane_context = false;
-    bool context_known = false;
-    auto has_lane_context = [&] {
-      if (!context_known) {
-        context_known = true;
-        for (std::int64_t k = s.first; k >= 0 && k <= s.last; ++k)
-          if (tokens_[static_cast<std::size_t>(k)].kind == TokenKind::identifier &&
-              is_lane_name(text(static_cast<std::size_t>(k)))) {
-            lane_context = true;
-            break;
-          }
-      }
-      return lane_context;
-    };
     bool warp = !s.warp_ops.empty();
+    // A lane or warp index: arithmetic on a thread index (threadIdx, or a variable assigned from
+    // it in this device function) that is kept in a lane/warp variable or fed to a warp
+    // operation. Host code and tiling (`tile[ty][tx % 32]`) are neither.
+    bool from_thread = (warp_.device_depth >= 0 || s.thread_idx) && thread_derived(s);
     for (const Candidate& c : s.candidates) {
       std::string_view op = nearest_warp_op(c.token);
+      std::string_view target = from_thread ? assigned_to(c.token) : std::string_view();
+      bool lane_target = !target.empty() && is_lane_name(target);
+      std::string why = warp          ? fmt::format("the value feeds {}", op)
+                        : lane_target ? fmt::format("a thread index kept in {}", target)
+                                      : std::string();
       switch (c.kind) {
         case Candidate::lane_and:
         case Candidate::lane_mod:
-          if (has_lane_context())
-            emit_candidate(c, Rule::lane_id_32, op);
+          if (from_thread && (warp || lane_target))
+            emit_candidate(c, Rule::lane_id_32, why);
           else if (warp)
             emit_candidate(c, Rule::warp_size_literal, op);
           break;
         case Candidate::warp_shift:
         case Candidate::warp_div:
-          if (has_lane_context())
-            emit_candidate(c, Rule::warp_id_32, op);
+          if (from_thread && (warp || lane_target))
+            emit_candidate(c, Rule::warp_id_32, why);
           else if (warp && c.value == 32)
             emit_candidate(c, Rule::warp_size_literal, op);
           break;
@@ -227,14 +261,35 @@ void Scanner::evaluate_statement() {
       }
     }
   }
+  if (s.thread_idx || !thread_derived_.empty()) {
+    // `int lane = tid & 31;` makes lane a thread index too.
+    if (s.thread_idx || thread_derived(s)) derive_from_thread_index();
+  }
   s.first = -1;
   s.last = -1;
   s.is_loop = false;
+  s.thread_idx = false;
   s.warp_ops.clear();  // keeps capacity: this runs once per statement
   s.candidates.clear();
 }
 
 void Scanner::open_block() {
+  if (warp_.pending_device && warp_.device_depth < 0) {
+    // The body of a __global__/__device__ function: its name is the one before the parameters.
+    warp_.device_depth = static_cast<std::int64_t>(warp_.blocks.size());
+    warp_.pending_device = false;
+    warp_.device_function = {};
+    for (std::int64_t k = warp_.statement.last, depth = 0; k >= warp_.statement.first && k >= 0;
+         --k) {
+      auto i = static_cast<std::size_t>(k);
+      if (is_punct(i, ")")) {
+        ++depth;
+      } else if (is_punct(i, "(") && --depth == 0) {
+        if (i > 0 && is_ident(i - 1)) warp_.device_function = text(i - 1);
+        break;
+      }
+    }
+  }
   Block block;
   block.is_loop = warp_.statement.is_loop;
   if (block.is_loop) {
@@ -260,6 +315,12 @@ void Scanner::close_block() {
   if (!warp_.saved_depths.empty()) {
     warp_.paren_depth = warp_.saved_depths.back();
     warp_.saved_depths.pop_back();
+  }
+  if (warp_.device_depth >= 0 &&
+      static_cast<std::int64_t>(warp_.blocks.size()) <= warp_.device_depth) {
+    warp_.device_depth = -1;  // the device function ends: its thread-index variables with it
+    warp_.device_function = {};
+    thread_derived_.clear();
   }
 }
 

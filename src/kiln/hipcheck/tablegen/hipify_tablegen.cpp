@@ -25,6 +25,7 @@ struct Row {
   std::string removed;
   bool hip_deprecated = false;
   bool hip_experimental = false;
+  std::string hip_added;  // the HIP version that added the HIP name
 };
 
 std::string trim(const std::string& s) {
@@ -127,6 +128,11 @@ int main(int argc, char** argv) {
       if (row.removed.empty() && section_removed) row.removed = "?";
       row.hip_deprecated = !trim(cells[7]).empty();
       row.hip_experimental = !trim(cells[10]).empty();
+      row.hip_added = trim(cells[6]);
+      if (row.hip_added.find_first_not_of("0123456789.") != std::string::npos) {
+        std::cerr << path << ":" << line_no << ": error: unexpected HIP version in the table\n";
+        return 2;
+      }
       rows.emplace(row.cuda, row);  // keeps the first
     }
   }
@@ -140,7 +146,7 @@ int main(int argc, char** argv) {
     out << "    {" << quote(row.cuda) << ", " << quote(row.hip) << ", Library::" << row.library
         << ", " << quote(row.deprecated) << ", " << quote(row.removed) << ", "
         << (row.hip_deprecated ? "true" : "false") << ", "
-        << (row.hip_experimental ? "true" : "false") << "},\n";
+        << (row.hip_experimental ? "true" : "false") << ", " << quote(row.hip_added) << "},\n";
   }
   out << "};\n\nconst std::size_t k_api_entry_count = " << rows.size() << ";\n\n"
       << "}  // namespace kiln::hipcheck\n";
