@@ -244,7 +244,10 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
                      ? payload.at(ptr("/pull_request/number")).get<int>()
                      : 1;
     event.ref = fmt::format("refs/pull/{}/merge", number);
-    if (!payload.contains("action")) payload["action"] = "synchronize";
+    // The activity: --event-file's `action`, else `synchronize` (an update of the pull
+    // request, what GitHub sends for a push to its branch); on.<event>.types match it.
+    event.action = string_at(payload, ptr("/action"), "synchronize");
+    payload["action"] = event.action;
     if (!payload.contains("number")) payload["number"] = number;
     auto& pr = payload["pull_request"];
     if (!pr.contains("number")) pr["number"] = number;

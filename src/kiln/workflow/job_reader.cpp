@@ -78,7 +78,8 @@ std::optional<Text> read_environment(Reader& reader, const Entry& entry) {
 std::optional<Container> read_container(Reader& reader, const Entry& entry, bool is_service) {
   Container container;
   container.where = entry.value_where;
-  if (!is_service && entry.value.IsScalar()) {
+  if ((container.expression = reader.expression_value(entry))) return container;
+  if (entry.value.IsScalar()) {  // an image name
     auto image = reader.text(entry);
     if (!image) return std::nullopt;
     container.image = std::move(*image);
@@ -101,6 +102,7 @@ std::optional<Container> read_container(Reader& reader, const Entry& entry, bool
     } else if (e.key == "volumes") {
       if (auto volumes = reader.text_list(e, false)) container.volumes = std::move(*volumes);
     } else if (e.key == "credentials") {
+      if ((container.credentials_expression = reader.expression_value(e))) continue;
       auto credentials = reader.mapping(e, k_credentials_keys, "'credentials'");
       if (!credentials) continue;
       Credentials result;
@@ -144,7 +146,7 @@ std::optional<Strategy> read_strategy(Reader& reader, const Entry& entry) {
 
 // `uses` names an action: owner/repo@ref, owner/repo/path@ref, ./local/path or docker://image.
 bool is_action_reference(std::string_view uses) {
-  if (uses.starts_with("./")) return uses.size() > 2;
+  if (uses.starts_with("./")) return true;  // `./` is the action at the repository's root
   if (uses.starts_with("docker://")) return uses.size() > 9;
   auto at = uses.rfind('@');
   if (at == std::string_view::npos || at + 1 == uses.size()) return false;
@@ -195,9 +197,9 @@ std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::stri
                                    "owner/repo/path@ref, ./path or docker://image",
                                    step.uses->value));
       } else if (e.key == "with") {
-        step.with = reader.text_map(e);
+        step.with = reader.text_map(e, true);
       } else if (e.key == "env") {
-        step.env = reader.text_map(e);
+        step.env = reader.text_map(e, true);
       } else if (e.key == "shell") {
         step.shell = reader.text(e);
       } else if (e.key == "working-directory") {
@@ -300,7 +302,7 @@ Job read_job(Reader& reader, const Entry& entry) {
     } else if (e.key == "outputs") {
       job.outputs = reader.text_map(e);
     } else if (e.key == "env") {
-      job.env = reader.text_map(e);
+      job.env = reader.text_map(e, true);
     } else if (e.key == "defaults") {
       job.defaults = read_defaults(reader, e);
     } else if (e.key == "timeout-minutes") {
@@ -312,6 +314,7 @@ Job read_job(Reader& reader, const Entry& entry) {
     } else if (e.key == "container") {
       job.container = read_container(reader, e, false);
     } else if (e.key == "services") {
+      if ((job.services_expression = reader.expression_value(e))) continue;
       auto services = reader.mapping(e);
       if (!services) continue;
       for (const Entry& service : *services)

@@ -256,14 +256,15 @@ jobs:
       db:
         image: postgres
         port: [5432]
-      cache: redis
+      cache: [redis]
     steps: [{run: y}]
 )yaml"),
               ElementsAre("wf.yml:6:7: error: 'container' needs an 'image'",
                           "wf.yml:8:9: error: 'credentials' needs both 'username' and 'password'",
                           "wf.yml:12:9: error: unknown key 'port' in service 'db' (did you mean "
                           "'ports'?)",
-                          "wf.yml:13:14: error: 'cache' must be a mapping, not a string"));
+                          "wf.yml:13:14: error: 'cache' must be a mapping, not a list"));
+  // A service, like the job's container, may be an image name alone (GitHub's schema).
 }
 
 TEST(LoaderJobs, Environment) {

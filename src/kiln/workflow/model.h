@@ -22,8 +22,27 @@ struct Text {
   SourceLocation where;
 };
 
-// Ordered key/value pairs (env, with, outputs): file order is kept, keys are unique.
-using TextMap = std::vector<std::pair<std::string, Text>>;
+// Ordered key/value pairs (env, with, outputs): file order is kept, keys are unique. `env:` and
+// `with:` may instead be one expression (`env: ${{ fromJSON(needs.setup.outputs.env) }}`),
+// kept in `expression` with no entries: expand_mapping (expand.h) evaluates it where its
+// contexts exist, and the engine reads the mapping it yields.
+struct TextMap {
+  using Pair = std::pair<std::string, Text>;
+  std::vector<Pair> entries;
+  std::optional<Text> expression;
+
+  auto begin() const { return entries.begin(); }
+  auto end() const { return entries.end(); }
+  auto begin() { return entries.begin(); }
+  auto end() { return entries.end(); }
+  size_t size() const { return entries.size(); }
+  bool empty() const { return entries.empty() && !expression; }
+  const Pair& operator[](size_t i) const { return entries[i]; }
+  template <class... Args>
+  Pair& emplace_back(Args&&... args) {
+    return entries.emplace_back(std::forward<Args>(args)...);
+  }
+};
 
 // on.<event>: the filters of push / pull_request / pull_request_target.
 // An absent list (nullopt) means "no filter of this kind".
@@ -88,14 +107,19 @@ struct Credentials {
   Text username, password;
 };
 
-// jobs.<id>.container and jobs.<id>.services.<name>.
+// jobs.<id>.container and jobs.<id>.services.<name>. A container written as one expression
+// (`container: ${{ matrix.container }}`) has only `expression` (it yields an image name or a
+// mapping), credentials written as one (`credentials: ${{ secrets.REGISTRY }}`) only
+// `credentials_expression`; resolve_containers (expand.h) turns both into the fields below.
 struct Container {
+  std::optional<Text> expression;
   Text image;
   std::optional<Text> options;
   TextMap env;
   std::vector<Text> ports;
   std::vector<Text> volumes;
   std::optional<Credentials> credentials;
+  std::optional<Text> credentials_expression;
   SourceLocation where;
 };
 
@@ -151,6 +175,7 @@ struct Job {
   std::optional<Concurrency> concurrency;
   std::optional<Container> container;
   std::vector<std::pair<std::string, Container>> services;
+  std::optional<Text> services_expression;  // `services: ${{ fromJSON(...) }}`
   std::vector<Step> steps;
   // A job that calls a reusable workflow (`uses: ./.github/workflows/x.yml` or
   // `owner/repo/.github/workflows/x.yml@ref`) has no runs-on and no steps; its `with` values may

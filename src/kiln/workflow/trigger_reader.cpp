@@ -3,6 +3,7 @@
 #include <set>
 
 #include "kiln/workflow/cron.h"
+#include "kiln/workflow/expr/expr.h"
 #include "kiln/workflow/glob.h"
 #include "kiln/workflow/sections.h"
 
@@ -209,7 +210,9 @@ void read_input(Reader& reader, const Entry& entry, std::vector<InputSpec>& inpu
     if (input.type == "choice" && input.options.empty() && !options_entry)
       reader.error(entry.key_where,
                    fmt::format("choice input '{}' needs a list of 'options'", entry.key));
-    if (input.default_value && !input.default_value->value.empty()) {
+    // A default may be an expression (evaluated when the workflow is dispatched or called).
+    if (input.default_value && !input.default_value->value.empty() &&
+        !expr::has_template(input.default_value->value)) {
       const Text& value = *input.default_value;
       if (input.type == "boolean" && !is_boolean(value.value))
         reader.error(value.where, fmt::format("the default of boolean input '{}' must be true or "
