@@ -185,6 +185,11 @@ class JobRun : public ActionHost {
 
     if (containers.container || !containers.services.empty())
       KILN_TRY_VOID(start_containers(containers));
+    if (job_.snapshot)
+      log_kiln("warning", fmt::format("{}: the job's snapshot '{}' is not taken: kiln builds no "
+                                      "runner images",
+                                      job_.snapshot->where.to_string(),
+                                      job_.snapshot->image_name.value));
     return {};
   }
 

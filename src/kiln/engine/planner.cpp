@@ -357,6 +357,12 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
          {"image", service.expression ? service.expression->value : service.image.value}});
   if (job.services_expression)
     entry["services"].push_back({{"name", nullptr}, {"image", job.services_expression->value}});
+  if (job.snapshot)
+    entry["snapshot"] = {
+        {"image-name", job.snapshot->image_name.value},
+        {"version", job.snapshot->version ? json(job.snapshot->version->value) : json(nullptr)},
+        {"if", job.snapshot->if_condition ? json(job.snapshot->if_condition->value)
+                                          : json(nullptr)}};
   for (const auto& step : job.steps) {
     std::string name = step.name   ? step.name->value
                        : step.uses ? "Run " + step.uses->value
@@ -504,6 +510,17 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
     plan["workflows"].push_back(
         {{"workflow", selected.path.string()}, {"name", selected.name}, {"jobs", jobs}});
   }
+  // snapshot: is planned as written, once said.
+  std::string snapshots;
+  for (const auto& wf : plan["workflows"])
+    for (const auto& job : wf["jobs"])
+      if (job.contains("snapshot"))
+        snapshots += (snapshots.empty() ? "'" : ", '") + job["id"].get<std::string>() + "'";
+  if (!snapshots.empty())
+    plan["warnings"].push_back(fmt::format(
+        "kiln builds no runner images: the snapshot of job {} is planned, and not taken when "
+        "the job runs",
+        snapshots));
   return plan;
 }
 
@@ -522,6 +539,11 @@ std::string plan_text(const nlohmann::ordered_json& plan) {
                          needs.empty() ? "" : " (needs " + needs + ")");
       if (job.contains("uses"))
         out += fmt::format("    calls {}\n", job["uses"].get<std::string>());
+      if (job.contains("unresolved"))
+        out += fmt::format("    unresolved: {}\n", job["unresolved"].get<std::string>());
+      if (job.contains("snapshot"))
+        out += fmt::format("    snapshot {} (not taken: kiln builds no images)\n",
+                           job["snapshot"]["image-name"].get<std::string>());
       if (job["matrix_deferred"].get<bool>()) {
         out += "    matrix: decided when its needs finish\n";
       } else {

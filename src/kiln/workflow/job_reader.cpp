@@ -12,7 +12,7 @@ constexpr std::string_view k_job_keys[] = {
     "name",        "needs",     "if",       "runs-on",         "environment",
     "outputs",     "env",       "defaults", "timeout-minutes", "continue-on-error",
     "strategy",    "container", "services", "steps",           "concurrency",
-    "permissions", "uses",      "with",     "secrets"};
+    "permissions", "uses",      "with",     "secrets",         "snapshot"};
 constexpr std::string_view k_step_keys[] = {"id",
                                             "name",
                                             "if",
@@ -33,6 +33,7 @@ constexpr std::string_view k_strategy_keys[] = {"matrix", "fail-fast", "max-para
 constexpr std::string_view k_container_keys[] = {"image", "options", "env",
                                                  "ports", "volumes", "credentials"};
 constexpr std::string_view k_credentials_keys[] = {"username", "password"};
+constexpr std::string_view k_snapshot_keys[] = {"image-name", "version", "if"};
 
 std::string has_shape(const YAML::Node& node) { return Reader::shape_name(Reader::shape(node)); }
 
@@ -124,6 +125,36 @@ std::optional<Container> read_container(Reader& reader, const Entry& entry, bool
     return std::nullopt;
   }
   return container;
+}
+
+// snapshot: an image name, or {image-name, version, if}.
+std::optional<Snapshot> read_snapshot(Reader& reader, const Entry& entry) {
+  Snapshot snapshot;
+  snapshot.where = entry.value_where;
+  if (entry.value.IsScalar()) {
+    auto name = reader.text(entry);
+    if (!name) return std::nullopt;
+    snapshot.image_name = std::move(*name);
+    return snapshot;
+  }
+  auto entries = reader.mapping(entry, k_snapshot_keys, "'snapshot'");
+  if (!entries) return std::nullopt;
+  bool has_name = false;
+  for (const Entry& e : *entries) {
+    if (e.key == "image-name") {
+      if (auto name = reader.text(e)) snapshot.image_name = std::move(*name);
+      has_name = true;
+    } else if (e.key == "version") {
+      snapshot.version = reader.text(e);
+    } else {
+      snapshot.if_condition = reader.condition(e);
+    }
+  }
+  if (!has_name) {
+    reader.error(entry.value_where, "'snapshot' needs an 'image-name'");
+    return std::nullopt;
+  }
+  return snapshot;
 }
 
 std::optional<Strategy> read_strategy(Reader& reader, const Entry& entry) {
@@ -313,6 +344,8 @@ Job read_job(Reader& reader, const Entry& entry) {
       job.strategy = read_strategy(reader, e);
     } else if (e.key == "container") {
       job.container = read_container(reader, e, false);
+    } else if (e.key == "snapshot") {
+      job.snapshot = read_snapshot(reader, e);
     } else if (e.key == "services") {
       if ((job.services_expression = reader.expression_value(e))) continue;
       auto services = reader.mapping(e);

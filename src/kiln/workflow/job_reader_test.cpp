@@ -267,6 +267,29 @@ jobs:
   // A service, like the job's container, may be an image name alone (GitHub's schema).
 }
 
+TEST(LoaderJobs, Snapshot) {
+  Workflow wf = load_ok(R"yaml(on: push
+jobs:
+  a:
+    runs-on: x
+    snapshot: my-image
+    steps: [{run: y}]
+  b:
+    runs-on: x
+    snapshot:
+      image-name: gpu-image
+      version: 2.*
+      if: github.ref == 'refs/heads/main'
+    steps: [{run: y}]
+)yaml");
+  EXPECT_EQ(wf.jobs[0].snapshot->image_name.value, "my-image");
+  EXPECT_EQ(wf.jobs[1].snapshot->version->value, "2.*");
+  EXPECT_EQ(wf.jobs[1].snapshot->if_condition->value, "github.ref == 'refs/heads/main'");
+  EXPECT_THAT(errors_of("on: push\njobs:\n  a:\n    runs-on: x\n    snapshot: {version: 1}\n"
+                        "    steps: [{run: y}]\n"),
+              ElementsAre("wf.yml:5:15: error: 'snapshot' needs an 'image-name'"));
+}
+
 TEST(LoaderJobs, Environment) {
   EXPECT_THAT(errors_of(R"yaml(on: push
 jobs:

@@ -50,6 +50,8 @@ struct EventFilter {
   std::optional<std::vector<Text>> branches, branches_ignore, tags, tags_ignore, paths,
       paths_ignore;
   std::vector<Text> types;  // pull_request activity types (opened, synchronize, ...)
+  // image_version: the image names and versions that trigger it (patterns as for branches).
+  std::optional<std::vector<Text>> names, versions;
 };
 
 // on.workflow_dispatch.inputs.<name> and on.workflow_call.inputs.<name>.
@@ -86,6 +88,8 @@ struct Trigger {
   std::vector<SecretSpec> secrets;  // workflow_call
   std::vector<OutputSpec> outputs;  // workflow_call
   std::vector<Text> cron;           // schedule: validated five-field cron expressions
+  // timezones[i]: the IANA zone cron[i] is read in (`timezone:` beside `cron:`); none: UTC.
+  std::vector<std::optional<Text>> timezones;
   SourceLocation where;
 
   const InputSpec* find_input(std::string_view name) const;
@@ -120,6 +124,15 @@ struct Container {
   std::vector<Text> volumes;
   std::optional<Credentials> credentials;
   std::optional<Text> credentials_expression;
+  SourceLocation where;
+};
+
+// jobs.<id>.snapshot: the custom runner image GitHub builds from the job's runner when it ends
+// (a name, or {image-name, version, if}). Kiln builds no images: it is accepted and planned.
+struct Snapshot {
+  Text image_name;
+  std::optional<Text> version;
+  std::optional<Text> if_condition;
   SourceLocation where;
 };
 
@@ -174,6 +187,7 @@ struct Job {
   std::optional<Strategy> strategy;
   std::optional<Concurrency> concurrency;
   std::optional<Container> container;
+  std::optional<Snapshot> snapshot;
   std::vector<std::pair<std::string, Container>> services;
   std::optional<Text> services_expression;  // `services: ${{ fromJSON(...) }}`
   std::vector<Step> steps;
