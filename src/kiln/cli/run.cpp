@@ -196,9 +196,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "run the workflows an event triggers, here, now");
   cmd->add_option("-C,--directory", args->directory, "the git repository (default: .)");
   cmd->add_option("-W,--workflows", args->workflows, "a workflow file or a directory of them");
-  cmd->add_option("--event", args->event, "push, pull_request, workflow_dispatch or schedule")
-      ->check(CLI::IsMember(
-          {"push", "pull_request", "pull_request_target", "workflow_dispatch", "schedule"}));
+  cmd->add_option("--event", args->event,
+                  "push, pull_request, workflow_dispatch, schedule or image_version")
+      ->check(CLI::IsMember({"push", "pull_request", "pull_request_target", "workflow_dispatch",
+                             "schedule", "image_version"}));
   cmd->add_option("--event-file", args->event_file, "JSON payload for github.event");
   cmd->add_option("--input", args->inputs, "workflow_dispatch input K=V");
   cmd->add_option("--job", args->jobs, "run only this job (and the jobs it needs)");

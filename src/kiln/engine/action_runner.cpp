@@ -8,6 +8,7 @@
 
 #include "kiln/engine/planner.h"
 #include "kiln/workflow/action.h"
+#include "kiln/workflow/expand.h"
 
 namespace kiln::engine {
 namespace {
@@ -153,7 +154,9 @@ class CompositeRun {
 
   Conclusion execute(const workflow::Step& step, std::map<std::string, std::string>& env,
                      expr::Context& context, std::map<std::string, std::string>& outputs) {
-    for (const auto& [key, text] : step.env) {
+    auto step_env = workflow::expand_mapping(step.env, context, "env");
+    if (!step_env) return fail(step_env.error());
+    for (const auto& [key, text] : *step_env) {
       auto value = expr::interpolate(text.value, context, text.where);
       if (!value) return fail(value.error());
       env[key] = *value;
@@ -166,7 +169,9 @@ class CompositeRun {
       nested.step_name = step.name ? step.name->value : step_name(step);
       nested.env = env;
       nested.depth = call_.depth + 1;
-      for (const auto& [key, text] : step.with) {
+      auto with = workflow::expand_mapping(step.with, context, "with");
+      if (!with) return fail(with.error());
+      for (const auto& [key, text] : *with) {
         auto value = expr::interpolate(text.value, context, text.where);
         if (!value) return fail(value.error());
         nested.with[key] = *value;

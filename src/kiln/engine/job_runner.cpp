@@ -21,6 +21,7 @@
 #include "kiln/exec/process_tracker.h"
 #include "kiln/exec/step_runner.h"
 #include "kiln/store/process_identity.h"
+#include "kiln/workflow/expand.h"
 
 namespace kiln::engine {
 namespace {
@@ -161,8 +162,11 @@ class JobRun : public ActionHost {
     };
 
     token_ = setup_.job_token.empty() ? exec::new_job_token() : setup_.job_token;
+    // `container:` and `services:` written as expressions, evaluated now (expand.h).
+    KILN_TRY(resolved_containers_, workflow::resolve_containers(job_, context_));
+    const workflow::Job& containers = resolved_containers_ ? *resolved_containers_ : job_;
     // A job container has its own environment (its image's); the host's stays outside.
-    if (!job_.container) base_env_ = core::current_environment();
+    if (!containers.container) base_env_ = core::current_environment();
     for (const auto& [key, value] : contexts.env) base_env_[key] = value;
     base_env_["KILN_RUN_ID"] = std::to_string(setup_.run_id);
     base_env_["KILN_JOB_ID"] = summary_.key;
@@ -173,7 +177,8 @@ class JobRun : public ActionHost {
     // workflow env < job env; each value may use the ones before it.
     for (const auto& [key, value] : setup_.workflow_env) job_env_[key] = value;
     refresh_env_context();
-    for (const auto& [key, text] : job_.env) {
+    KILN_TRY(auto job_env, workflow::expand_mapping(job_.env, context_, "env"));
+    for (const auto& [key, text] : job_env) {
       KILN_TRY(auto value, expr::interpolate(text.value, context_, text.where));
       job_env_[key] = value;
       refresh_env_context();
@@ -184,14 +189,20 @@ class JobRun : public ActionHost {
     job_timeout_minutes_ = job_minutes;
     deadline_ = started_ + milliseconds(static_cast<long long>(job_minutes * 60'000));
 
-    if (job_.container || !job_.services.empty()) KILN_TRY_VOID(start_containers());
+    if (containers.container || !containers.services.empty())
+      KILN_TRY_VOID(start_containers(containers));
+    if (job_.snapshot)
+      log_kiln("warning", fmt::format("{}: the job's snapshot '{}' is not taken: kiln builds no "
+                                      "runner images",
+                                      job_.snapshot->where.to_string(),
+                                      job_.snapshot->image_name.value));
     return {};
   }
 
   // container_job.h: services, then the job container; its PATH is the steps' base PATH.
-  Status start_containers() {
+  Status start_containers(const workflow::Job& job) {
     ContainerJobSetup setup;
-    setup.job = &job_;
+    setup.job = &job;
     setup.context = &context_;
     setup.engine = setup_.options->container_engine;
     KILN_TRY(setup.pull_policy, container::parse_pull_policy(setup_.options->pull_policy));
@@ -285,7 +296,9 @@ class JobRun : public ActionHost {
       call.uses = step.uses->value;
       call.where = step.uses->where;
       call.step_name = default_step_name(step);
-      for (const auto& [key, text] : step.with)
+      auto with = workflow::expand_mapping(step.with, context_, "with");
+      if (!with) continue;  // the step reports it when it runs
+      for (const auto& [key, text] : *with)
         if (auto value = expr::interpolate(text.value, context_, text.where))
           call.with[key] = *value;
     }
@@ -385,7 +398,8 @@ class JobRun : public ActionHost {
     core::Environment env = base_env_;
     for (const auto& [key, value] : job_env_) env[key] = value;
     for (const auto& [key, value] : file_env_) env[key] = value;
-    for (const auto& [key, text] : step.env) {
+    KILN_TRY(auto step_env, workflow::expand_mapping(step.env, context_, "env"));
+    for (const auto& [key, text] : step_env) {
       KILN_TRY(auto value, expr::interpolate(text.value, context_, text.where));
       env[key] = value;
       context_.contexts["env"][key] = value;
@@ -531,7 +545,12 @@ class JobRun : public ActionHost {
   Conclusion execute_action(const workflow::Step& step, const core::Environment& env) {
     const std::string& uses = step.uses->value;
     std::map<std::string, std::string> with;
-    for (const auto& [key, text] : step.with) {
+    auto with_texts = workflow::expand_mapping(step.with, context_, "with");
+    if (!with_texts) {
+      log_kiln("error", with_texts.error().to_string());
+      return Conclusion::failure;
+    }
+    for (const auto& [key, text] : *with_texts) {
       auto value = expr::interpolate(text.value, context_, text.where);
       if (!value) {
         log_kiln("error", value.error().to_string());
@@ -548,8 +567,9 @@ class JobRun : public ActionHost {
       call.where = step.uses->where;
       call.step_name = default_step_name(step);
       call.with = std::move(with);
-      for (const auto& [key, text] : step.env)
-        if (auto it = env.find(key); it != env.end()) call.env[key] = it->second;
+      if (auto step_env = workflow::expand_mapping(step.env, context_, "env"))
+        for (const auto& [key, text] : *step_env)
+          if (auto it = env.find(key); it != env.end()) call.env[key] = it->second;
       auto outcome = run_action(*this, call);
       for (const auto& [key, value] : outcome.outputs) raw_outputs_[key] = value;
       return outcome.conclusion;
@@ -871,7 +891,8 @@ class JobRun : public ActionHost {
   std::optional<Clock::time_point> step_deadline_;
   double step_minutes_ = 0;
   workflow::ReferenceRoots references_;
-  std::unique_ptr<ContainerJob> containers_;  // a job with `container:` or `services:`
+  std::optional<workflow::Job> resolved_containers_;  // resolve_containers' copy, if any
+  std::unique_ptr<ContainerJob> containers_;          // a job with `container:` or `services:`
 };
 
 Result<std::string> JobRun::hash_files(const std::vector<std::string>& patterns) {

@@ -112,6 +112,7 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
     auto expanded = custom.expand(labels);
     std::optional<std::string> options;
     SourceLocation options_where;
+    if (job.container && job.container->expression) templated = true;
     if (job.container && job.container->options) {
       options_where = job.container->options->where;
       if (expr::has_template(job.container->options->value))
@@ -282,6 +283,7 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
                                  checked.diagnostics.end());
     if (workflow::has_errors(checked.diagnostics)) continue;
     selection.called.merge(checked.workflows);
+    selection.unresolved.merge(checked.unresolved);
     for (const auto& job : loaded.workflow->jobs) jobs_found.insert(job.id);
     auto decision = plan::match_trigger(*loaded.workflow, event);
     if (!decision.runs) {
@@ -341,12 +343,26 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
                 {"steps", json::array()}};
   for (const auto& label : job.runs_on.labels) entry["runs_on"].push_back(label.value);
   // A called workflow's image is often an input: shown as it will run.
-  if (job.container)
+  // `container:` or `services:` written as one expression: shown as written (matrix values
+  // and needs outputs decide them per instance when the job runs).
+  if (job.container && job.container->expression)
+    entry["container"] = job.container->expression->value;
+  else if (job.container)
     if (auto image =
             expr::interpolate(job.container->image.value, context, job.container->image.where))
       entry["container"] = *image;
   for (const auto& [name, service] : job.services)
-    entry["services"].push_back({{"name", name}, {"image", service.image.value}});
+    entry["services"].push_back(
+        {{"name", name},
+         {"image", service.expression ? service.expression->value : service.image.value}});
+  if (job.services_expression)
+    entry["services"].push_back({{"name", nullptr}, {"image", job.services_expression->value}});
+  if (job.snapshot)
+    entry["snapshot"] = {
+        {"image-name", job.snapshot->image_name.value},
+        {"version", job.snapshot->version ? json(job.snapshot->version->value) : json(nullptr)},
+        {"if", job.snapshot->if_condition ? json(job.snapshot->if_condition->value)
+                                          : json(nullptr)}};
   for (const auto& step : job.steps) {
     std::string name = step.name   ? step.name->value
                        : step.uses ? "Run " + step.uses->value
@@ -391,7 +407,10 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
 
 namespace {
 
-using CalledMap = std::map<std::string, std::shared_ptr<const workflow::CalledWorkflow>>;
+struct CalledMap {
+  const std::map<std::string, std::shared_ptr<const workflow::CalledWorkflow>>& workflows;
+  const std::map<std::string, std::string>& unresolved;
+};
 
 // The plan of the jobs `ids` of one workflow file (`prefix` "caller / " for a called one), each
 // caller job followed by the jobs of its calls, one call per instance.
@@ -408,10 +427,12 @@ Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& w
       continue;
     }
     entry["uses"] = job.uses->value;
-    auto found = called.find(job.uses->value);
+    if (auto why = called.unresolved.find(job.uses->value); why != called.unresolved.end())
+      entry["unresolved"] = why->second;
+    auto found = called.workflows.find(job.uses->value);
     json instances = entry["instances"];
     jobs.push_back(std::move(entry));
-    if (found == called.end() || level >= workflow::k_max_workflow_levels) continue;
+    if (found == called.workflows.end() || level >= workflow::k_max_workflow_levels) continue;
     const auto& target = found->second->workflow;
     if (!target.find_trigger("workflow_call")) continue;
     std::vector<std::string> called_ids;
@@ -475,7 +496,7 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
     std::map<std::string, std::string> input_values = event.inputs;
     if (const auto* trigger = wf.find_trigger("workflow_dispatch");
         trigger && event.name == "workflow_dispatch") {
-      KILN_TRY(input_values, plan::resolve_dispatch_inputs(*trigger, event.inputs));
+      KILN_TRY(input_values, plan::resolve_dispatch_inputs(*trigger, event.inputs, context));
     }
     context.contexts["inputs"] = typed_inputs(wf, input_values);
     context.contexts["vars"] = expr::Value::object();
@@ -484,11 +505,22 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
 
     KILN_TRY(auto job_ids, jobs_to_run(wf, options.job_filter));
     json jobs = json::array();
-    KILN_TRY_VOID(
-        plan_jobs(jobs, wf, job_ids, context, "", options.matrix_filter, selection.called, 1));
+    KILN_TRY_VOID(plan_jobs(jobs, wf, job_ids, context, "", options.matrix_filter,
+                            CalledMap{selection.called, selection.unresolved}, 1));
     plan["workflows"].push_back(
         {{"workflow", selected.path.string()}, {"name", selected.name}, {"jobs", jobs}});
   }
+  // snapshot: is planned as written, once said.
+  std::string snapshots;
+  for (const auto& wf : plan["workflows"])
+    for (const auto& job : wf["jobs"])
+      if (job.contains("snapshot"))
+        snapshots += (snapshots.empty() ? "'" : ", '") + job["id"].get<std::string>() + "'";
+  if (!snapshots.empty())
+    plan["warnings"].push_back(fmt::format(
+        "kiln builds no runner images: the snapshot of job {} is planned, and not taken when "
+        "the job runs",
+        snapshots));
   return plan;
 }
 
@@ -507,6 +539,11 @@ std::string plan_text(const nlohmann::ordered_json& plan) {
                          needs.empty() ? "" : " (needs " + needs + ")");
       if (job.contains("uses"))
         out += fmt::format("    calls {}\n", job["uses"].get<std::string>());
+      if (job.contains("unresolved"))
+        out += fmt::format("    unresolved: {}\n", job["unresolved"].get<std::string>());
+      if (job.contains("snapshot"))
+        out += fmt::format("    snapshot {} (not taken: kiln builds no images)\n",
+                           job["snapshot"]["image-name"].get<std::string>());
       if (job["matrix_deferred"].get<bool>()) {
         out += "    matrix: decided when its needs finish\n";
       } else {

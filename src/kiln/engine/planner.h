@@ -13,9 +13,9 @@
 
 #include "kiln/core/result.h"
 #include "kiln/engine/engine.h"
+#include "kiln/engine/repository.h"
 #include "kiln/gpu/gpu.h"
 #include "kiln/gpu/labels.h"
-#include "kiln/engine/repository.h"
 #include "kiln/plan/event.h"
 #include "kiln/workflow/diagnostic.h"
 #include "kiln/workflow/expr/expr.h"
@@ -34,6 +34,8 @@ struct Selection {
   std::vector<SelectedWorkflow> triggered;
   // The reusable workflows the triggered ones call (directly or not), by the `uses:` text.
   std::map<std::string, std::shared_ptr<const workflow::CalledWorkflow>> called;
+  // Reusable workflows of other repositories that could not be had: `uses:` text → why.
+  std::map<std::string, std::string> unresolved;
   std::vector<std::pair<std::string, std::string>> not_triggered;  // (path, reason)
   workflow::Diagnostics diagnostics;  // of every workflow file, errors and warnings
 };

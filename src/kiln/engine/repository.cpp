@@ -244,7 +244,10 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
                      ? payload.at(ptr("/pull_request/number")).get<int>()
                      : 1;
     event.ref = fmt::format("refs/pull/{}/merge", number);
-    if (!payload.contains("action")) payload["action"] = "synchronize";
+    // The activity: --event-file's `action`, else `synchronize` (an update of the pull
+    // request, what GitHub sends for a push to its branch); on.<event>.types match it.
+    event.action = string_at(payload, ptr("/action"), "synchronize");
+    payload["action"] = event.action;
     if (!payload.contains("number")) payload["number"] = number;
     auto& pr = payload["pull_request"];
     if (!pr.contains("number")) pr["number"] = number;
@@ -276,10 +279,14 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
     event.ref = "refs/heads/" + repo.default_branch;
     event.sha = repo.head_sha;
     if (!payload.contains("schedule")) payload["schedule"] = "";
+  } else if (event.name == "image_version") {
+    // A new version of a custom runner image: runs on the default branch, as GitHub does.
+    event.ref = "refs/heads/" + repo.default_branch;
+    event.sha = repo.head_sha;
   } else {
     return make_error(ErrorCode::invalid_input,
                       fmt::format("unsupported event '{}' (expected push, pull_request, "
-                                  "pull_request_target, workflow_dispatch or schedule)",
+                                  "pull_request_target, workflow_dispatch, schedule or image_version)",
                                   event.name));
   }
   event.payload = std::move(payload);

@@ -37,6 +37,7 @@
 #include "kiln/plan/trigger.h"
 #include "kiln/store/process_identity.h"
 #include "kiln/store/store.h"
+#include "kiln/workflow/expand.h"
 
 namespace kiln::engine {
 namespace {
@@ -177,6 +178,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
           called->workflow.name ? called->workflow.name->value : called->display.string();
       called_[uses] = std::move(selected);
     }
+    unresolved_ = selection.unresolved;
     for (const auto& selected : selection.triggered) {
       KILN_TRY_VOID(start_workflow(selected));
     }
@@ -223,7 +225,9 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     std::map<std::string, std::string> input_values = event_.inputs;
     if (const auto* trigger = selected.workflow.find_trigger("workflow_dispatch");
         trigger && event_.name == "workflow_dispatch") {
-      KILN_TRY(input_values, plan::resolve_dispatch_inputs(*trigger, event_.inputs));
+      expr::Context github;
+      github.contexts["github"] = contexts["github"];
+      KILN_TRY(input_values, plan::resolve_dispatch_inputs(*trigger, event_.inputs, github));
     }
     for (const auto& [key, value] : input_values)
       contexts["github"]["event"]["inputs"][key] = value;
@@ -241,7 +245,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
       state->env.emplace_back(key, value);
       context.contexts["env"][key] = value;
     }
-    for (const auto& [key, text] : selected.workflow.env) {
+    KILN_TRY(auto workflow_env, workflow::expand_mapping(selected.workflow.env, context, "env"));
+    for (const auto& [key, text] : workflow_env) {
       auto value = expr::interpolate(text.value, context, text.where);
       if (!value) return std::unexpected(value.error());
       state->env.emplace_back(key, *value);
@@ -566,8 +571,16 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         if (label.value.starts_with("gpu") && instance.gpu_where.empty())
           instance.gpu_where = label.where;
       std::optional<std::string> container_options;
-      if (job.container && job.container->options) {
-        const auto& text = *job.container->options;
+      // A container written as an expression asks for GPUs with the options it yields.
+      std::optional<workflow::Container> container = job.container;
+      if (container && container->expression) {
+        if (auto resolved = workflow::resolve_containers(job, instance_context))
+          container = (*resolved)->container;
+        else
+          error = resolved.error().to_string();
+      }
+      if (container && container->options) {
+        const auto& text = *container->options;
         if (auto value = expr::interpolate(text.value, instance_context, text.where))
           container_options = *value;
         else
@@ -660,13 +673,13 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
                               ec);
         if (ec) {
           ec.clear();
-          std::filesystem::copy(artifact.path, target,
-                                std::filesystem::copy_options::recursive, ec);
+          std::filesystem::copy(artifact.path, target, std::filesystem::copy_options::recursive,
+                                ec);
         }
         if (ec) {
-          observer_.job_line(instance.planned.key, "warning",
-                             fmt::format("cannot reuse artifact {}: {}", artifact.name,
-                                         ec.message()));
+          observer_.job_line(
+              instance.planned.key, "warning",
+              fmt::format("cannot reuse artifact {}: {}", artifact.name, ec.message()));
           continue;
         }
         artifact.run_id = wf.run.id;
@@ -752,10 +765,10 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   }
 
   std::string job_token(const Instance& instance) const {
-    return fmt::format("{}-{}",
-                       options_.job_token_prefix.empty() ? exec::new_job_token()
-                                                         : options_.job_token_prefix,
-                       instance.job_row);
+    return fmt::format(
+        "{}-{}",
+        options_.job_token_prefix.empty() ? exec::new_job_token() : options_.job_token_prefix,
+        instance.job_row);
   }
 
   // Leases the GPUs an instance asks for, best connected first. False when it must wait; an
@@ -977,6 +990,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     const auto& job = *node.job;
     auto found = called_.find(job.uses->value);
     const SelectedWorkflow* called = found == called_.end() ? nullptr : found->second.get();
+    if (auto why = unresolved_.find(job.uses->value); why != unresolved_.end())
+      return skip(wf, node, Conclusion::failure, why->second);
     if (!called || !called->workflow.find_trigger("workflow_call"))
       return skip(wf, node, Conclusion::failure,
                   fmt::format("{}: '{}' is not a reusable workflow", job.uses->where.to_string(),
@@ -1159,10 +1174,11 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   std::map<std::string, WorkflowState*> workflow_claims_;
   std::map<std::string, CallScope*> scope_claims_;
   std::map<std::string, std::unique_ptr<SelectedWorkflow>> called_;  // by `uses:` text
+  std::map<std::string, std::string> unresolved_;                    // Selection::unresolved
   int last_done_ = -1;
   std::vector<std::string> last_running_;
-  std::optional<store::Run> earlier_;               // the run this one repeats (a re-run)
-  std::map<std::string, store::Job> reusable_;      // its succeeded jobs, by key (failed_only)
+  std::optional<store::Run> earlier_;           // the run this one repeats (a re-run)
+  std::map<std::string, store::Job> reusable_;  // its succeeded jobs, by key (failed_only)
 };
 
 }  // namespace
@@ -1195,8 +1211,7 @@ Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserve
     return std::unexpected(diagnostics_error(selection.diagnostics));
   for (const auto& diagnostic : selection.diagnostics) observer.warning(diagnostic.to_string());
   Scheduler scheduler(effective, repo, event, store, observer);
-  if (earlier)
-    scheduler.set_rerun(std::move(*earlier), earlier_jobs, options.rerun->failed_only);
+  if (earlier) scheduler.set_rerun(std::move(*earlier), earlier_jobs, options.rerun->failed_only);
   return scheduler.run(selection);
 }
 

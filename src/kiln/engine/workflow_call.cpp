@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "kiln/engine/planner.h"
+#include "kiln/workflow/expand.h"
 #include "kiln/workflow/references.h"
 
 namespace kiln::engine {
@@ -72,7 +73,8 @@ Result<PreparedCall> prepare_call(const workflow::Job& caller, const workflow::W
     prepared.env.emplace_back(key, value);
     env_context.contexts["env"][key] = value;
   }
-  for (const auto& [key, text] : called.env) {
+  KILN_TRY(auto called_env, workflow::expand_mapping(called.env, env_context, "env"));
+  for (const auto& [key, text] : called_env) {
     KILN_TRY(auto value, expr::interpolate(text.value, env_context, text.where));
     prepared.env.emplace_back(key, value);
     env_context.contexts["env"][key] = value;

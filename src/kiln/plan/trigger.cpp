@@ -152,7 +152,8 @@ TriggerDecision match_trigger(const workflow::Workflow& workflow, const Event& e
 }
 
 Result<std::map<std::string, std::string>> resolve_dispatch_inputs(
-    const workflow::Trigger& trigger, const std::map<std::string, std::string>& given) {
+    const workflow::Trigger& trigger, const std::map<std::string, std::string>& given,
+    const expr::Context& context) {
   for (const auto& [name, value] : given)
     if (std::ranges::none_of(trigger.inputs,
                              [&](const workflow::InputSpec& spec) { return spec.name == name; }))
@@ -166,6 +167,9 @@ Result<std::map<std::string, std::string>> resolve_dispatch_inputs(
                         : spec.default_value     ? spec.default_value->value
                         : spec.type == "boolean" ? "false"
                                                  : "";
+    if (!supplied && spec.default_value && expr::has_template(value)) {
+      KILN_TRY(value, expr::interpolate(value, context, spec.default_value->where));
+    }
     std::string source = supplied ? "input" : "default of input";
     if (spec.required && value.empty())
       return fail(ErrorCode::invalid_input, "input '{}' is required", spec.name);

@@ -19,6 +19,7 @@
 
 #include "kiln/core/result.h"
 #include "kiln/plan/event.h"
+#include "kiln/workflow/expr/expr.h"
 #include "kiln/workflow/model.h"
 
 namespace kiln::plan {
@@ -35,8 +36,10 @@ TriggerDecision match_trigger(const workflow::Workflow& workflow, const Event& e
 // missing required inputs and values of the wrong type are errors. Defaults fill the rest; an
 // input without a default is "false" for a boolean and "" otherwise. Booleans come out as
 // "true"/"false" (accepted in any case); numbers must parse whole as a finite number; a choice
-// must be one of its options.
+// must be one of its options. A default written as an expression (`${{ github.ref ==
+// 'refs/heads/main' }}`) is evaluated with `context` (the run's github context).
 Result<std::map<std::string, std::string>> resolve_dispatch_inputs(
-    const workflow::Trigger& trigger, const std::map<std::string, std::string>& given);
+    const workflow::Trigger& trigger, const std::map<std::string, std::string>& given,
+    const expr::Context& context = {});
 
 }  // namespace kiln::plan

@@ -210,6 +210,7 @@ std::string input_variable(std::string_view name) {
 ActionLoadResult load_action_text(std::string_view yaml,
                                   const std::filesystem::path& display_path) {
   Reader reader(yaml, display_path.string());
+  reader.set_unknown_keys_are_warnings(true);
   ActionLoadResult result;
   Action action;
   try {

@@ -109,17 +109,41 @@ runs:
                           "action.yml:6:3: error: output 'o' of a composite action needs a 'value'",
                           "action.yml:10:7: error: a 'run' step of a composite action needs a "
                           "'shell'",
-                          "action.yml:11:7: error: unknown key 'timeout-minutes' in a step"));
+                          "action.yml:11:7: warning: unknown key 'timeout-minutes' in a step "
+                          "(ignored, as GitHub's runner ignores it)"));
   EXPECT_THAT(errors_of("name: x\nruns:\n  using: node99\n"),
               ElementsAre("action.yml:3:10: error: unknown 'runs.using' value 'node99' "
                           "(composite, node16, node20, node24 or docker)"));
   EXPECT_THAT(errors_of("name: x\nruns:\n  using: node20\n  image: x\n"),
               ElementsAre("action.yml:3:3: error: a node20 action needs 'runs.main'",
-                          "action.yml:4:3: error: unknown key 'image' in 'runs'"));
+                          "action.yml:4:3: warning: unknown key 'image' in 'runs' (ignored, as "
+                          "GitHub's runner ignores it)"));
   EXPECT_THAT(errors_of("name: x\n"), ElementsAre("action.yml:1:1: error: action has no 'runs' "
                                                   "(how it runs)"));
   EXPECT_THAT(errors_of("runs: [\n"), ElementsAre(::testing::StartsWith("action.yml:2:1: error: "
                                                                         "invalid YAML")));
+}
+
+// GitHub's runner ignores keys it does not know; so does kiln, with a warning at each.
+TEST(ActionLoader, UnknownKeysAreWarnings) {
+  auto result = load_action_text(R"yaml(name: x
+permissions: {contents: read}
+inputs:
+  level: {type: string, default: low}
+runs:
+  using: node20
+  main: index.js
+)yaml",
+                                 "action.yml");
+  ASSERT_TRUE(result.action);
+  EXPECT_EQ(result.action->inputs[0].default_value->value, "low");
+  std::vector<std::string> messages;
+  for (const auto& d : result.diagnostics) messages.push_back(d.to_string());
+  EXPECT_THAT(messages,
+              ElementsAre(::testing::StartsWith("action.yml:2:1: warning: unknown key "
+                                                "'permissions' in action"),
+                          ::testing::StartsWith("action.yml:4:11: warning: unknown key 'type' in "
+                                                "input 'level'")));
 }
 
 TEST(ActionLoader, FindsActionYmlThenYaml) {

@@ -12,7 +12,7 @@ constexpr std::string_view k_job_keys[] = {
     "name",        "needs",     "if",       "runs-on",         "environment",
     "outputs",     "env",       "defaults", "timeout-minutes", "continue-on-error",
     "strategy",    "container", "services", "steps",           "concurrency",
-    "permissions", "uses",      "with",     "secrets"};
+    "permissions", "uses",      "with",     "secrets",         "snapshot"};
 constexpr std::string_view k_step_keys[] = {"id",
                                             "name",
                                             "if",
@@ -33,6 +33,7 @@ constexpr std::string_view k_strategy_keys[] = {"matrix", "fail-fast", "max-para
 constexpr std::string_view k_container_keys[] = {"image", "options", "env",
                                                  "ports", "volumes", "credentials"};
 constexpr std::string_view k_credentials_keys[] = {"username", "password"};
+constexpr std::string_view k_snapshot_keys[] = {"image-name", "version", "if"};
 
 std::string has_shape(const YAML::Node& node) { return Reader::shape_name(Reader::shape(node)); }
 
@@ -78,7 +79,8 @@ std::optional<Text> read_environment(Reader& reader, const Entry& entry) {
 std::optional<Container> read_container(Reader& reader, const Entry& entry, bool is_service) {
   Container container;
   container.where = entry.value_where;
-  if (!is_service && entry.value.IsScalar()) {
+  if ((container.expression = reader.expression_value(entry))) return container;
+  if (entry.value.IsScalar()) {  // an image name
     auto image = reader.text(entry);
     if (!image) return std::nullopt;
     container.image = std::move(*image);
@@ -101,6 +103,7 @@ std::optional<Container> read_container(Reader& reader, const Entry& entry, bool
     } else if (e.key == "volumes") {
       if (auto volumes = reader.text_list(e, false)) container.volumes = std::move(*volumes);
     } else if (e.key == "credentials") {
+      if ((container.credentials_expression = reader.expression_value(e))) continue;
       auto credentials = reader.mapping(e, k_credentials_keys, "'credentials'");
       if (!credentials) continue;
       Credentials result;
@@ -124,6 +127,36 @@ std::optional<Container> read_container(Reader& reader, const Entry& entry, bool
   return container;
 }
 
+// snapshot: an image name, or {image-name, version, if}.
+std::optional<Snapshot> read_snapshot(Reader& reader, const Entry& entry) {
+  Snapshot snapshot;
+  snapshot.where = entry.value_where;
+  if (entry.value.IsScalar()) {
+    auto name = reader.text(entry);
+    if (!name) return std::nullopt;
+    snapshot.image_name = std::move(*name);
+    return snapshot;
+  }
+  auto entries = reader.mapping(entry, k_snapshot_keys, "'snapshot'");
+  if (!entries) return std::nullopt;
+  bool has_name = false;
+  for (const Entry& e : *entries) {
+    if (e.key == "image-name") {
+      if (auto name = reader.text(e)) snapshot.image_name = std::move(*name);
+      has_name = true;
+    } else if (e.key == "version") {
+      snapshot.version = reader.text(e);
+    } else {
+      snapshot.if_condition = reader.condition(e);
+    }
+  }
+  if (!has_name) {
+    reader.error(entry.value_where, "'snapshot' needs an 'image-name'");
+    return std::nullopt;
+  }
+  return snapshot;
+}
+
 std::optional<Strategy> read_strategy(Reader& reader, const Entry& entry) {
   auto entries = reader.mapping(entry, k_strategy_keys, "'strategy'");
   if (!entries) return std::nullopt;
@@ -144,7 +177,7 @@ std::optional<Strategy> read_strategy(Reader& reader, const Entry& entry) {
 
 // `uses` names an action: owner/repo@ref, owner/repo/path@ref, ./local/path or docker://image.
 bool is_action_reference(std::string_view uses) {
-  if (uses.starts_with("./")) return uses.size() > 2;
+  if (uses.starts_with("./")) return true;  // `./` is the action at the repository's root
   if (uses.starts_with("docker://")) return uses.size() > 9;
   auto at = uses.rfind('@');
   if (at == std::string_view::npos || at + 1 == uses.size()) return false;
@@ -195,9 +228,9 @@ std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::stri
                                    "owner/repo/path@ref, ./path or docker://image",
                                    step.uses->value));
       } else if (e.key == "with") {
-        step.with = reader.text_map(e);
+        step.with = reader.text_map(e, true);
       } else if (e.key == "env") {
-        step.env = reader.text_map(e);
+        step.env = reader.text_map(e, true);
       } else if (e.key == "shell") {
         step.shell = reader.text(e);
       } else if (e.key == "working-directory") {
@@ -300,7 +333,7 @@ Job read_job(Reader& reader, const Entry& entry) {
     } else if (e.key == "outputs") {
       job.outputs = reader.text_map(e);
     } else if (e.key == "env") {
-      job.env = reader.text_map(e);
+      job.env = reader.text_map(e, true);
     } else if (e.key == "defaults") {
       job.defaults = read_defaults(reader, e);
     } else if (e.key == "timeout-minutes") {
@@ -311,7 +344,10 @@ Job read_job(Reader& reader, const Entry& entry) {
       job.strategy = read_strategy(reader, e);
     } else if (e.key == "container") {
       job.container = read_container(reader, e, false);
+    } else if (e.key == "snapshot") {
+      job.snapshot = read_snapshot(reader, e);
     } else if (e.key == "services") {
+      if ((job.services_expression = reader.expression_value(e))) continue;
       auto services = reader.mapping(e);
       if (!services) continue;
       for (const Entry& service : *services)

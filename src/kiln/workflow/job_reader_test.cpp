@@ -256,14 +256,38 @@ jobs:
       db:
         image: postgres
         port: [5432]
-      cache: redis
+      cache: [redis]
     steps: [{run: y}]
 )yaml"),
               ElementsAre("wf.yml:6:7: error: 'container' needs an 'image'",
                           "wf.yml:8:9: error: 'credentials' needs both 'username' and 'password'",
                           "wf.yml:12:9: error: unknown key 'port' in service 'db' (did you mean "
                           "'ports'?)",
-                          "wf.yml:13:14: error: 'cache' must be a mapping, not a string"));
+                          "wf.yml:13:14: error: 'cache' must be a mapping, not a list"));
+  // A service, like the job's container, may be an image name alone (GitHub's schema).
+}
+
+TEST(LoaderJobs, Snapshot) {
+  Workflow wf = load_ok(R"yaml(on: push
+jobs:
+  a:
+    runs-on: x
+    snapshot: my-image
+    steps: [{run: y}]
+  b:
+    runs-on: x
+    snapshot:
+      image-name: gpu-image
+      version: 2.*
+      if: github.ref == 'refs/heads/main'
+    steps: [{run: y}]
+)yaml");
+  EXPECT_EQ(wf.jobs[0].snapshot->image_name.value, "my-image");
+  EXPECT_EQ(wf.jobs[1].snapshot->version->value, "2.*");
+  EXPECT_EQ(wf.jobs[1].snapshot->if_condition->value, "github.ref == 'refs/heads/main'");
+  EXPECT_THAT(errors_of("on: push\njobs:\n  a:\n    runs-on: x\n    snapshot: {version: 1}\n"
+                        "    steps: [{run: y}]\n"),
+              ElementsAre("wf.yml:5:15: error: 'snapshot' needs an 'image-name'"));
 }
 
 TEST(LoaderJobs, Environment) {

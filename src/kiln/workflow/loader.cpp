@@ -45,7 +45,7 @@ Workflow read_workflow(Reader& reader, const YAML::Node& root, const std::filesy
       has_on = true;
       workflow.on = detail::read_triggers(reader, entry);
     } else if (entry.key == "env") {
-      workflow.env = reader.text_map(entry);
+      workflow.env = reader.text_map(entry, true);
     } else if (entry.key == "defaults") {
       workflow.defaults = detail::read_defaults(reader, entry);
     } else if (entry.key == "concurrency") {

@@ -22,8 +22,27 @@ struct Text {
   SourceLocation where;
 };
 
-// Ordered key/value pairs (env, with, outputs): file order is kept, keys are unique.
-using TextMap = std::vector<std::pair<std::string, Text>>;
+// Ordered key/value pairs (env, with, outputs): file order is kept, keys are unique. `env:` and
+// `with:` may instead be one expression (`env: ${{ fromJSON(needs.setup.outputs.env) }}`),
+// kept in `expression` with no entries: expand_mapping (expand.h) evaluates it where its
+// contexts exist, and the engine reads the mapping it yields.
+struct TextMap {
+  using Pair = std::pair<std::string, Text>;
+  std::vector<Pair> entries;
+  std::optional<Text> expression;
+
+  auto begin() const { return entries.begin(); }
+  auto end() const { return entries.end(); }
+  auto begin() { return entries.begin(); }
+  auto end() { return entries.end(); }
+  size_t size() const { return entries.size(); }
+  bool empty() const { return entries.empty() && !expression; }
+  const Pair& operator[](size_t i) const { return entries[i]; }
+  template <class... Args>
+  Pair& emplace_back(Args&&... args) {
+    return entries.emplace_back(std::forward<Args>(args)...);
+  }
+};
 
 // on.<event>: the filters of push / pull_request / pull_request_target.
 // An absent list (nullopt) means "no filter of this kind".
@@ -31,6 +50,8 @@ struct EventFilter {
   std::optional<std::vector<Text>> branches, branches_ignore, tags, tags_ignore, paths,
       paths_ignore;
   std::vector<Text> types;  // pull_request activity types (opened, synchronize, ...)
+  // image_version: the image names and versions that trigger it (patterns as for branches).
+  std::optional<std::vector<Text>> names, versions;
 };
 
 // on.workflow_dispatch.inputs.<name> and on.workflow_call.inputs.<name>.
@@ -67,6 +88,8 @@ struct Trigger {
   std::vector<SecretSpec> secrets;  // workflow_call
   std::vector<OutputSpec> outputs;  // workflow_call
   std::vector<Text> cron;           // schedule: validated five-field cron expressions
+  // timezones[i]: the IANA zone cron[i] is read in (`timezone:` beside `cron:`); none: UTC.
+  std::vector<std::optional<Text>> timezones;
   SourceLocation where;
 
   const InputSpec* find_input(std::string_view name) const;
@@ -88,14 +111,28 @@ struct Credentials {
   Text username, password;
 };
 
-// jobs.<id>.container and jobs.<id>.services.<name>.
+// jobs.<id>.container and jobs.<id>.services.<name>. A container written as one expression
+// (`container: ${{ matrix.container }}`) has only `expression` (it yields an image name or a
+// mapping), credentials written as one (`credentials: ${{ secrets.REGISTRY }}`) only
+// `credentials_expression`; resolve_containers (expand.h) turns both into the fields below.
 struct Container {
+  std::optional<Text> expression;
   Text image;
   std::optional<Text> options;
   TextMap env;
   std::vector<Text> ports;
   std::vector<Text> volumes;
   std::optional<Credentials> credentials;
+  std::optional<Text> credentials_expression;
+  SourceLocation where;
+};
+
+// jobs.<id>.snapshot: the custom runner image GitHub builds from the job's runner when it ends
+// (a name, or {image-name, version, if}). Kiln builds no images: it is accepted and planned.
+struct Snapshot {
+  Text image_name;
+  std::optional<Text> version;
+  std::optional<Text> if_condition;
   SourceLocation where;
 };
 
@@ -150,7 +187,9 @@ struct Job {
   std::optional<Strategy> strategy;
   std::optional<Concurrency> concurrency;
   std::optional<Container> container;
+  std::optional<Snapshot> snapshot;
   std::vector<std::pair<std::string, Container>> services;
+  std::optional<Text> services_expression;  // `services: ${{ fromJSON(...) }}`
   std::vector<Step> steps;
   // A job that calls a reusable workflow (`uses: ./.github/workflows/x.yml` or
   // `owner/repo/.github/workflows/x.yml@ref`) has no runs-on and no steps; its `with` values may

@@ -35,9 +35,14 @@ std::optional<RemoteReference> parse_remote(std::string_view uses) {
   if (next != std::string_view::npos) remote.path = std::string(rest.substr(next + 1));
   remote.ref = std::string(uses.substr(at + 1));
   if (remote.repo.empty()) return std::nullopt;
-  // No way out of the mirror.
-  for (const auto& part : {remote.owner, remote.repo, remote.ref})
+  // No way out of the mirror. A ref may hold '/' (release/2.10), as a branch name may.
+  for (const auto& part : {remote.owner, remote.repo})
     if (part == "." || part == ".." || part.find('/') != std::string::npos) return std::nullopt;
+  if (remote.ref.starts_with('/') || remote.ref.ends_with('/') ||
+      remote.ref.find("//") != std::string::npos)
+    return std::nullopt;
+  for (const auto& element : fs::path(remote.ref))
+    if (element == "." || element == "..") return std::nullopt;
   for (const auto& element : fs::path(remote.path))
     if (element == "..") return std::nullopt;
   return remote;
@@ -47,7 +52,9 @@ Result<ResolvedReference> resolve(std::string_view uses, const ReferenceRoots& r
                                   const SourceLocation& where, std::string_view what) {
   if (uses.starts_with("./")) {
     fs::path relative = fs::path(std::string(uses.substr(2))).lexically_normal();
-    if (relative.empty() || *relative.begin() == "..")
+    if (relative.empty() || relative == ".")  // `uses: ./`: the repository's root
+      return ResolvedReference{roots.repository, roots.display.empty() ? "." : roots.display};
+    if (*relative.begin() == "..")
       return fail_at(where, "{} '{}' is outside the repository", what, uses);
     return ResolvedReference{roots.repository / relative,
                              (roots.display / relative).lexically_normal()};
@@ -103,6 +110,13 @@ class Checker {
   void check_call(const Job& job, std::vector<std::string>& chain) {
     const Text& uses = *job.uses;
     auto resolved = resolve_workflow(uses.value, roots_, uses.where);
+    if (!resolved && !uses.value.starts_with("./")) {
+      result_.unresolved[uses.value] =
+          fmt::format("{}: {}", uses.where.to_string(), resolved.error().message);
+      return warning(uses.where, fmt::format("{}: the call is planned unresolved, and job '{}' "
+                                             "fails when it is reached",
+                                             resolved.error().message, job.id));
+    }
     if (!resolved) return error(uses.where, resolved.error().message);
     std::string key = fs::weakly_canonical(resolved->path).string();
     if (std::ranges::find(chain, key) != chain.end())
@@ -183,6 +197,13 @@ class Checker {
     auto called = std::make_shared<CalledWorkflow>();
     called->display = resolved.display;
     called->workflow = std::move(*loaded.workflow);
+    // `./` in a workflow of another repository is that repository's root.
+    if (auto remote = parse_remote(uses))
+      for (Job& job : called->workflow.jobs)
+        if (job.uses && job.uses->value.starts_with("./"))
+          job.uses->value = fmt::format(
+              "{}/{}/{}@{}", remote->owner, remote->repo,
+              fs::path(job.uses->value.substr(2)).lexically_normal().string(), remote->ref);
     result_.workflows[uses] = called;
     return called;
   }
@@ -194,7 +215,14 @@ class Checker {
     bool local = uses.value.starts_with("./");
     if (!local && !roots_.mirror) return;  // the run names it when the step runs
     auto resolved = resolve_action(uses.value, roots_, uses.where);
-    if (!resolved) return error(uses.where, resolved.error().message);
+    if (!resolved) {
+      // Resolved when the step runs: an earlier step may check it out, a fetch may bring it.
+      if (reported_.insert("missing:" + uses.value).second)
+        warning(uses.where, fmt::format("{}; it is looked up again when its step runs, which "
+                                        "fails if it is still missing",
+                                        resolved.error().message));
+      return;
+    }
     std::string key = fs::weakly_canonical(resolved->path).string();
     if (std::ranges::find(chain, key) != chain.end())
       return error(uses.where, fmt::format("action cycle: '{}' uses itself, directly or "
@@ -206,9 +234,11 @@ class Checker {
     auto file = *find_action_file(resolved->path);
     auto display = resolved->display / file.filename();
     auto loaded = load_action_file(file, display);
+    if (!local)  // not this repository's to fix: its step fails when it runs
+      for (Diagnostic& diagnostic : loaded.diagnostics) diagnostic.severity = Severity::warning;
     report_file(display.string(), loaded.diagnostics);
     if (!loaded.action) {
-      error(uses.where, fmt::format("action '{}' has errors", uses.value));
+      if (local) error(uses.where, fmt::format("action '{}' has errors", uses.value));
       return;
     }
     const Action& action = *loaded.action;
@@ -218,7 +248,7 @@ class Checker {
                                          "and ignores it)",
                                          name, uses.value));
     for (const ActionInput& input : action.inputs)
-      if (input.required && !input.default_value &&
+      if (input.required && !input.default_value && !step.with.expression &&
           std::ranges::none_of(step.with, [&](const auto& entry) {
             return input_variable(entry.first) == input_variable(input.name);
           }))

@@ -60,14 +60,21 @@ struct ReferenceCheck {
   // Every reusable workflow reached, by the `uses:` text that calls it (local references are
   // relative to the repository root, so one text names one file).
   std::map<std::string, std::shared_ptr<const CalledWorkflow>> workflows;
+  // Reusable workflows of other repositories that could not be had, by `uses:` text, with the
+  // reason: the rest of the file is planned, and the call fails when it is reached.
+  std::map<std::string, std::string> unresolved;
 };
 
 // Follows every job `uses:` (recursively) and every step `uses:` that names a local action or
 // an action in the mirror (into composite actions): unknown, missing or mistyped inputs and
-// secrets of reusable workflows, files that are missing or not reusable, cycles and nesting
-// beyond GitHub's limits are errors. Unexpected or missing inputs of an action are warnings,
-// as the GitHub runner only warns about them. A remote action outside the mirror is left to
-// the run, which fails the step naming it.
+// secrets of reusable workflows, local files that are missing or not reusable, cycles and
+// nesting beyond GitHub's limits are errors. A reusable workflow of another repository that
+// cannot be had is a warning (ReferenceCheck::unresolved). Actions are looked up when their
+// step runs, as on GitHub: one that cannot be found now (not in the mirror, or a local action
+// that an earlier step checks out), an action.yml of another repository with errors, and
+// unexpected or missing inputs are warnings; the step fails when it runs if it still cannot
+// have the action. A job `uses: ./x.yml` inside a reusable workflow of another repository
+// names that repository's file: it is read as `owner/repo/x.yml@ref`.
 // `file` is the workflow's own file (the root of the chain of callers).
 ReferenceCheck check_references(const Workflow& workflow, const std::filesystem::path& file,
                                 const ReferenceRoots& roots);

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "kiln/workflow/loader.h"
 #include "kiln/workflow/references.h"
 
 namespace kiln::workflow {
@@ -56,6 +57,62 @@ TEST_F(References, ErrorsNameTheReference) {
   EXPECT_THAT(no_mirror.error().message, HasSubstr("--actions-mirror DIR or KILN_ACTIONS_MIRROR"));
   EXPECT_FALSE(resolve_action("./../outside", roots_, at));
   EXPECT_FALSE(resolve_action("octo/../x@v1", roots_, at));
+}
+
+TEST_F(References, RefsMayHoldSlashesButNotLeaveTheMirror) {
+  write("mirror/octo/tools@release/v1/action.yml", "runs: {using: composite, steps: []}\n");
+  auto action = resolve_action("octo/tools@release/v1", roots_, {});
+  ASSERT_TRUE(action) << action.error().message;
+  EXPECT_EQ(action->path, root_ / "mirror/octo/tools@release/v1");
+  for (const char* bad :
+       {"octo/tools@release/../../x", "octo/tools@/abs", "octo/tools@a//b", "octo/tools@a/"})
+    EXPECT_FALSE(resolve_action(bad, roots_, {})) << bad;
+  write("repo/action.yml", "runs: {using: composite, steps: []}\n");
+  auto root_action = resolve_action("./", roots_, {});
+  ASSERT_TRUE(root_action);
+  EXPECT_EQ(root_action->path, root_ / "repo");
+}
+
+Workflow load(std::string_view yaml) {
+  auto loaded = load_workflow_text(yaml, "ci.yml");
+  EXPECT_TRUE(loaded.workflow) << (loaded.diagnostics.empty() ? ""
+                                                              : loaded.diagnostics[0].to_string());
+  return loaded.workflow.value_or(Workflow{});
+}
+
+TEST_F(References, WhatCanOnlyBeHadLaterIsAWarning) {
+  Workflow wf = load(R"yaml(on: push
+jobs:
+  call:
+    uses: octo/missing/.github/workflows/x.yml@v1
+  steps:
+    runs-on: x
+    steps:
+      - uses: octo/absent@v1
+      - uses: ./later/checked-out
+)yaml");
+  auto checked = check_references(wf, root_ / "repo/.github/workflows/ci.yml", roots_);
+  EXPECT_FALSE(has_errors(checked.diagnostics));
+  ASSERT_EQ(checked.diagnostics.size(), 3u);
+  EXPECT_THAT(checked.diagnostics[0].message, HasSubstr("the call is planned unresolved"));
+  ASSERT_EQ(checked.unresolved.count("octo/missing/.github/workflows/x.yml@v1"), 1u);
+  EXPECT_THAT(checked.unresolved.begin()->second, HasSubstr("ci.yml:4:11: "));
+  EXPECT_THAT(checked.diagnostics[1].message, HasSubstr("looked up again when its step runs"));
+  EXPECT_THAT(checked.diagnostics[2].message, HasSubstr("'./later/checked-out' not found"));
+}
+
+TEST_F(References, LocalCallsInAnotherRepositoryStayThere) {
+  write("mirror/octo/ci@v1/.github/workflows/outer.yml",
+        "on: workflow_call\njobs:\n  inner:\n    uses: ./.github/workflows/inner.yml\n");
+  write("mirror/octo/ci@v1/.github/workflows/inner.yml",
+        "on: workflow_call\njobs:\n  a: {runs-on: x, steps: [{run: echo}]}\n");
+  Workflow wf =
+      load("on: push\njobs:\n  outer:\n    uses: octo/ci/.github/workflows/outer.yml@v1\n");
+  auto checked = check_references(wf, root_ / "repo/.github/workflows/ci.yml", roots_);
+  EXPECT_FALSE(has_errors(checked.diagnostics));
+  ASSERT_EQ(checked.workflows.count("octo/ci/.github/workflows/inner.yml@v1"), 1u);
+  const auto& outer = checked.workflows.at("octo/ci/.github/workflows/outer.yml@v1")->workflow;
+  EXPECT_EQ(outer.jobs[0].uses->value, "octo/ci/.github/workflows/inner.yml@v1");
 }
 
 TEST_F(References, TypedCallInputs) {

@@ -3,8 +3,10 @@
 #include <set>
 
 #include "kiln/workflow/cron.h"
+#include "kiln/workflow/expr/expr.h"
 #include "kiln/workflow/glob.h"
 #include "kiln/workflow/sections.h"
+#include "kiln/workflow/timezone.h"
 
 namespace kiln::workflow::detail {
 
@@ -23,6 +25,7 @@ constexpr std::string_view k_events[] = {"branch_protection_rule",
                                          "discussion_comment",
                                          "fork",
                                          "gollum",
+                                         "image_version",
                                          "issue_comment",
                                          "issues",
                                          "label",
@@ -78,7 +81,8 @@ constexpr std::string_view k_input_keys[] = {"description", "required", "default
                                              "options"};
 constexpr std::string_view k_input_types[] = {"string", "boolean", "number", "choice",
                                               "environment"};
-constexpr std::string_view k_schedule_keys[] = {"cron"};
+constexpr std::string_view k_schedule_keys[] = {"cron", "timezone"};
+constexpr std::string_view k_image_version_keys[] = {"names", "versions"};
 constexpr std::string_view k_call_keys[] = {"inputs", "secrets", "outputs"};
 constexpr std::string_view k_call_input_keys[] = {"description", "required", "default", "type"};
 constexpr std::string_view k_call_input_types[] = {"boolean", "number", "string"};
@@ -209,7 +213,9 @@ void read_input(Reader& reader, const Entry& entry, std::vector<InputSpec>& inpu
     if (input.type == "choice" && input.options.empty() && !options_entry)
       reader.error(entry.key_where,
                    fmt::format("choice input '{}' needs a list of 'options'", entry.key));
-    if (input.default_value && !input.default_value->value.empty()) {
+    // A default may be an expression (evaluated when the workflow is dispatched or called).
+    if (input.default_value && !input.default_value->value.empty() &&
+        !expr::has_template(input.default_value->value)) {
       const Text& value = *input.default_value;
       if (input.type == "boolean" && !is_boolean(value.value))
         reader.error(value.where, fmt::format("the default of boolean input '{}' must be true or "
@@ -312,18 +318,43 @@ void read_schedule(Reader& reader, const Entry& event, Trigger& trigger) {
     auto entries =
         reader.mapping(item.value, item.where, "schedule", k_schedule_keys, "a 'schedule' entry");
     if (!entries) continue;
-    if (item.value.size() == 0) {
-      reader.error(item.where, "a 'schedule' entry needs a 'cron'");
+    std::optional<Text> cron, timezone;
+    for (const Entry& e : *entries) {
+      auto text = reader.text(e);
+      if (!text) continue;
+      if (e.key == "cron") {
+        if (auto schedule = parse_cron(text->value); !schedule)
+          reader.error(text->where, schedule.error().message);
+        cron = std::move(text);
+      } else {
+        if (auto zone = check_timezone(text->value); !zone) {
+          if (zone.error().code == ErrorCode::io_error)
+            reader.warning(text->where, zone.error().message);
+          else
+            reader.error(text->where, zone.error().message);
+        }
+        timezone = std::move(text);
+      }
+    }
+    if (!cron) {
+      // (A misspelt key has been named already.)
+      if (std::ranges::none_of(*entries, [](const Entry& e) { return e.key == "cron"; }) &&
+          entries->size() == item.value.size())
+        reader.error(item.where, "a 'schedule' entry needs a 'cron'");
       continue;
     }
-    for (const Entry& e : *entries) {
-      auto cron = reader.text(e);
-      if (!cron) continue;
-      if (auto schedule = parse_cron(cron->value); !schedule)
-        reader.error(cron->where, schedule.error().message);
-      trigger.cron.push_back(std::move(*cron));
-    }
+    trigger.cron.push_back(std::move(*cron));
+    trigger.timezones.push_back(std::move(timezone));
   }
+}
+
+// on.image_version: {names, versions}, each a pattern or a list of them.
+void read_image_version(Reader& reader, const Entry& event, Trigger& trigger) {
+  if (event.value.IsNull()) return;
+  auto entries = reader.mapping(event, k_image_version_keys, "'image_version'");
+  if (!entries) return;
+  for (const Entry& e : *entries)
+    (e.key == "names" ? trigger.filter.names : trigger.filter.versions) = read_patterns(reader, e);
 }
 
 void read_event(Reader& reader, const Entry& event, Trigger& trigger) {
@@ -335,6 +366,8 @@ void read_event(Reader& reader, const Entry& event, Trigger& trigger) {
     read_schedule(reader, event, trigger);
   } else if (event.key == "workflow_call") {
     read_call(reader, event, trigger);
+  } else if (event.key == "image_version") {
+    read_image_version(reader, event, trigger);
   }
   // Other events are accepted as written: Kiln does not act on them.
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/workflow/loader_test_util.h"
+#include "kiln/workflow/timezone.h"
 
 namespace kiln::workflow {
 namespace {
@@ -83,6 +84,49 @@ jobs:
                           "wf.yml:5:7: error: unknown key 'crn' in a 'schedule' entry (did you "
                           "mean 'cron'?)",
                           "wf.yml:6:7: error: a 'schedule' entry needs a 'cron'"));
+}
+
+TEST(LoaderOn, ScheduleTimezone) {
+  if (!check_timezone("UTC")) GTEST_SKIP() << "this host has no time zone database";
+  Workflow wf = load_ok(R"yaml(on:
+  schedule:
+    - cron: '0 3 * * *'
+      timezone: Europe/Berlin
+    - cron: '0 4 * * *'
+jobs:
+  a: {runs-on: x, steps: [{run: y}]}
+)yaml");
+  const Trigger& schedule = wf.on[0];
+  ASSERT_EQ(schedule.cron.size(), 2u);
+  ASSERT_EQ(schedule.timezones.size(), 2u);
+  EXPECT_EQ(schedule.timezones[0]->value, "Europe/Berlin");
+  EXPECT_FALSE(schedule.timezones[1]);
+  EXPECT_THAT(errors_of("on:\n  schedule:\n    - cron: '0 3 * * *'\n      timezone: Mars/Olympus\n"
+                        "    - timezone: UTC\njobs:\n  a: {runs-on: x, steps: [{run: y}]}\n"),
+              ElementsAre("wf.yml:4:17: error: unknown time zone 'Mars/Olympus' (an IANA name "
+                          "such as UTC, Europe/Berlin or America/New_York)",
+                          "wf.yml:5:7: error: a 'schedule' entry needs a 'cron'"));
+  // Nothing outside the database is read, and its other files are not zones.
+  EXPECT_FALSE(check_timezone("../../etc/passwd"));
+  EXPECT_FALSE(check_timezone("zone1970.tab"));
+  EXPECT_FALSE(check_timezone(""));
+}
+
+TEST(LoaderOn, ImageVersion) {
+  Workflow wf = load_ok(R"yaml(on:
+  image_version:
+    names: [gpu-runner, 'cuda-*']
+    versions: '2.*'
+jobs:
+  a: {runs-on: x, steps: [{run: y}]}
+)yaml");
+  ASSERT_TRUE(wf.on[0].filter.names);
+  EXPECT_EQ((*wf.on[0].filter.names)[1].value, "cuda-*");
+  EXPECT_EQ((*wf.on[0].filter.versions)[0].value, "2.*");
+  EXPECT_THAT(errors_of("on:\n  image_version:\n    name: [x]\njobs:\n  a: {runs-on: x, steps: "
+                        "[{run: y}]}\n"),
+              ElementsAre("wf.yml:3:5: error: unknown key 'name' in 'image_version' (did you "
+                          "mean 'names'?)"));
 }
 
 TEST(LoaderOn, PullRequestTypes) {

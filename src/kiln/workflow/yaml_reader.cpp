@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <map>
 
 #include "kiln/workflow/expr/expr.h"
@@ -94,9 +98,14 @@ std::optional<std::vector<Entry>> Reader::mapping(const YAML::Node& node,
       continue;
     }
     if (!known.empty() && std::ranges::find(known, key_text) == known.end()) {
-      error(key_where, fmt::format("unknown key '{}' in {}{}", key_text,
-                                   what.empty() ? fmt::format("'{}'", name) : std::string(what),
-                                   suggestion(key_text, known)));
+      std::string message =
+          fmt::format("unknown key '{}' in {}{}", key_text,
+                      what.empty() ? fmt::format("'{}'", name) : std::string(what),
+                      suggestion(key_text, known));
+      if (lenient_)
+        warning(key_where, message + " (ignored, as GitHub's runner ignores it)");
+      else
+        error(key_where, std::move(message));
       continue;
     }
     const YAML::Node value = pair.second;
@@ -157,8 +166,17 @@ std::optional<std::vector<Text>> Reader::text_list(const Entry& entry, bool allo
   return texts;
 }
 
-TextMap Reader::text_map(const Entry& entry) {
+std::optional<Text> Reader::expression_value(const Entry& entry) {
+  if (!entry.value.IsScalar() || !expr::has_template(entry.value.Scalar())) return std::nullopt;
+  return text(entry);
+}
+
+TextMap Reader::text_map(const Entry& entry, bool allow_expression) {
   TextMap result;
+  if (allow_expression && entry.value.IsScalar() && expr::has_template(entry.value.Scalar())) {
+    result.expression = text(entry);
+    return result;
+  }
   auto entries = mapping(entry);
   if (!entries) return result;
   for (const Entry& e : *entries)
@@ -192,6 +210,11 @@ std::optional<Text> Reader::condition(const Entry& entry) {
     return std::nullopt;
   }
   Text value{entry.value.IsScalar() ? entry.value.Scalar() : std::string{}, entry.value_where};
+  if (auto number = yaml_number(entry.value)) {
+    // GitHub reads the number and coerces it: 0, -0 and NaN are false, the rest true.
+    value.value = *number != 0 && *number == *number ? "true" : "false";
+    return value;
+  }
   if (expr::has_template(value.value)) {
     check_expressions(value);
   } else if (!value.value.empty()) {
@@ -331,6 +354,31 @@ bool is_number(std::string_view text) {
     }
   }
   return digits;
+}
+
+std::optional<double> yaml_number(const YAML::Node& node) {
+  if (!node.IsScalar() || node.Tag() != "?") return std::nullopt;  // quoted or tagged
+  std::string_view text = node.Scalar();
+  if (text.empty()) return std::nullopt;
+  for (std::string_view nan : {".nan", ".NaN", ".NAN"})
+    if (text == nan) return std::numeric_limits<double>::quiet_NaN();
+  std::string_view unsigned_text = text;
+  bool negative = false;
+  if (text[0] == '-' || text[0] == '+') {
+    negative = text[0] == '-';
+    unsigned_text.remove_prefix(1);
+  }
+  for (std::string_view inf : {".inf", ".Inf", ".INF"})
+    if (unsigned_text == inf) return negative ? -HUGE_VAL : HUGE_VAL;
+  for (auto [prefix, base] : {std::pair{std::string_view("0x"), 16}, {"0o", 8}}) {
+    if (!text.starts_with(prefix) || text.size() == 2) continue;
+    std::uint64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), value, base);
+    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    return static_cast<double>(value);
+  }
+  if (!is_number(text)) return std::nullopt;
+  return std::strtod(std::string(text).c_str(), nullptr);
 }
 
 }  // namespace kiln::workflow::detail

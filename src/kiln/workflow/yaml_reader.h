@@ -44,6 +44,10 @@ class Reader {
   SourceLocation at(const YAML::Node& node) const;
   SourceLocation at(int line0, int column0) const;
 
+  // Unknown keys are warnings (and skipped) instead of errors: action.yml is read as leniently
+  // as GitHub's runner reads it.
+  void set_unknown_keys_are_warnings(bool lenient) { lenient_ = lenient; }
+
   void error(SourceLocation where, std::string message);
   void warning(SourceLocation where, std::string message);
   // The diagnostics so far, in file order.
@@ -77,13 +81,18 @@ class Reader {
   }
   // A list of scalars; with `allow_single`, one scalar stands for a list of one.
   std::optional<std::vector<Text>> text_list(const Entry& entry, bool allow_single);
-  // A mapping of names to scalars (env, with, outputs).
-  TextMap text_map(const Entry& entry);
+  // A mapping of names to scalars (env, with, outputs); with `allow_expression`, or one
+  // `${{ }}` that is to yield the mapping when evaluated (TextMap::expression).
+  TextMap text_map(const Entry& entry, bool allow_expression = false);
+  // A scalar that holds `${{ }}`, standing for a whole mapping or list (checked); nullopt
+  // (nothing reported) for anything else.
+  std::optional<Text> expression_value(const Entry& entry);
   // `true`, `false` or an expression.
   std::optional<Text> boolean_or_expression(const Entry& entry);
   // A non-negative number or an expression.
   std::optional<Text> number_or_expression(const Entry& entry);
-  // An `if:` condition: an expression with or without `${{ }}`.
+  // An `if:` condition: an expression with or without `${{ }}`. A plain YAML number (`0`,
+  // `0xf`, `1.5`, `.inf`, `.nan`) is coerced with GitHub's truthiness to `true` or `false`.
   std::optional<Text> condition(const Entry& entry);
 
   // Reports every malformed `${{ }}` in a scalar's value.
@@ -99,6 +108,7 @@ class Reader {
   std::string file_;
   std::vector<size_t> line_starts_;
   Diagnostics diagnostics_;
+  bool lenient_ = false;
 };
 
 // The closest candidate to a mistyped word, when one is close enough to suggest.
@@ -111,5 +121,8 @@ std::string suggestion(std::string_view word, std::span<const std::string_view> 
 bool is_identifier(std::string_view id);
 bool is_boolean(std::string_view text);
 bool is_number(std::string_view text);
+// A plain scalar's value when YAML 1.2's core schema reads it as a number: integers (with
+// 0x/0o), decimals, exponents, .inf, -.inf and .nan in any of their spellings.
+std::optional<double> yaml_number(const YAML::Node& node);
 
 }  // namespace kiln::workflow::detail
