@@ -436,9 +436,13 @@ void add_decision(CLI::App* cmd, BenchArgs& args) {
 
 }  // namespace
 
+// bench_bisect.cpp
+void add_bench_bisect_command(CLI::App& bench, int& exit_code);
+
 void add_bench_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<BenchArgs>();
-  auto* bench = app.add_subcommand("bench", "benchmark results: ingest, compare, history, gate");
+  auto* bench =
+      app.add_subcommand("bench", "benchmark results: ingest, compare, history, gate, bisect");
   bench->require_subcommand(1);
 
   auto* ingest_cmd = bench->add_subcommand("ingest", "store benchmark result files");
@@ -494,6 +498,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                        "testbed of FILEs (default: $KILN_TESTBED, else 'local')");
   gate_cmd->add_option("--repository", args->repository, "repository name (default: from git)");
   gate_cmd->callback([args, &exit_code] { exit_code = gate_command(*args); });
+
+  add_bench_bisect_command(*bench, exit_code);
 }
 
 }  // namespace kiln::cli

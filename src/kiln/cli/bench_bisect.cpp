@@ -1,0 +1,237 @@
+// kiln bench bisect GOOD BAD --job JOB [--benchmark NAME]: the first commit between a good and
+// a bad run at which a benchmark got slower. Each commit it looks at is checked out in a
+// worktree of its own and its job run with `kiln run --job` on this host (so on the same
+// testbed: the same labels, GPU model and driver), the benchmark's level read from the job's
+// perf gate; a commit is bad when its level is nearer the bad level than the good one, and it
+// is measured again (up to --repeat times) while it sits near the middle. docs/perf-gate.md.
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "kiln/cli/app.h"
+#include "kiln/cli/common.h"
+#include "kiln/core/subprocess.h"
+
+namespace kiln::cli {
+namespace {
+
+struct BisectArgs {
+  std::string directory = ".";
+  std::string good, bad, job, benchmark, metric, store, simulate_gpus;
+  int repeat = 3;
+  double threshold = 5;
+  bool json = false;
+};
+
+struct Commit {
+  std::string sha, subject;
+  std::vector<double> levels;  // one per run of its job
+  std::vector<std::int64_t> runs;
+  double level() const {
+    double sum = 0;
+    for (double v : levels) sum += v;
+    return levels.empty() ? 0 : sum / static_cast<double>(levels.size());
+  }
+};
+
+Result<std::string> git(const BisectArgs& args, const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {"git", "-C", args.directory};
+  argv.insert(argv.end(), command.begin(), command.end());
+  KILN_TRY(auto output, core::run_command(argv));
+  if (!output.ok())
+    return fail(ErrorCode::invalid_input, "git {}: {}", command.front(), output.err);
+  while (!output.out.empty() && (output.out.back() == '\n' || output.out.back() == '\r'))
+    output.out.pop_back();
+  return output.out;
+}
+
+// A string member of kiln run's JSON, "" when absent.
+std::string text(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Runs the job at `commit` once and adds the benchmark's level to it.
+Status measure(const BisectArgs& args, const std::filesystem::path& scratch, Commit& commit,
+               std::string& benchmark, std::string& metric) {
+  // On a branch of its own: a job checks out its run's branch, and results stored for it never
+  // join the default branch's history.
+  const std::string branch =
+      fmt::format("kiln-bisect-{}-{}", commit.sha.substr(0, 12), commit.levels.size());
+  auto tree = scratch / branch;
+  KILN_TRY_VOID(git(args, {"worktree", "add", "--quiet", "-b", branch, tree.string(), commit.sha}));
+  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
+                                   "run",
+                                   "-C",
+                                   tree.string(),
+                                   "--job",
+                                   args.job,
+                                   "--json"};
+  if (!args.store.empty()) argv.insert(argv.end(), {"--store", args.store});
+  if (!args.simulate_gpus.empty()) argv.insert(argv.end(), {"--simulate-gpus", args.simulate_gpus});
+  auto output = core::run_command(argv, {}, std::nullopt, std::chrono::hours(6));
+  (void)git(args, {"worktree", "remove", "--force", tree.string()});
+  (void)git(args, {"branch", "-D", "--quiet", branch});
+  if (!output) return std::unexpected(output.error());
+  auto result = nlohmann::json::parse(output->out, nullptr, false);
+  if (!result.is_object() || !result.contains("runs") || !result["runs"].is_array() ||
+      result["runs"].empty())
+    return fail(ErrorCode::io_error, "kiln run at {}: no result ({})", commit.sha.substr(0, 10),
+                output->status.to_string());
+  const auto& run = result["runs"][0];
+  const auto jobs = run.is_object() && run.contains("jobs") && run["jobs"].is_array()
+                        ? run["jobs"]
+                        : nlohmann::json::array();
+  for (const auto& job : jobs) {
+    if (!job.is_object() || text(job, "name") != args.job) continue;
+    const auto& perf = job.contains("perf") ? job["perf"] : nlohmann::json();
+    if (!perf.is_object() || !perf.contains("rows") || !perf["rows"].is_array())
+      return fail(ErrorCode::invalid_input, "job '{}' at {} published no benchmark results",
+                  args.job, commit.sha.substr(0, 10));
+    for (const auto& row : perf["rows"]) {
+      if (!row.is_object() || !row.contains("current") || !row["current"].is_number()) continue;
+      const std::string name = text(row, "benchmark"), row_metric = text(row, "metric");
+      if (!benchmark.empty() && name != benchmark) continue;
+      if (!metric.empty() && row_metric != metric) continue;
+      benchmark = name;
+      metric = row_metric;
+      commit.levels.push_back(row["current"].get<double>());
+      if (run.contains("id") && run["id"].is_number_integer())
+        commit.runs.push_back(run["id"].get<std::int64_t>());
+      return {};
+    }
+    return fail(ErrorCode::invalid_input, "job '{}' at {} has no result for benchmark '{}'",
+                args.job, commit.sha.substr(0, 10), benchmark);
+  }
+  return fail(ErrorCode::invalid_input, "no job '{}' ran at {}", args.job,
+              commit.sha.substr(0, 10));
+}
+
+int bisect(const BisectArgs& args) {
+  auto good = git(args, {"rev-parse", "--verify", "--quiet", args.good + "^{commit}"});
+  auto bad = git(args, {"rev-parse", "--verify", "--quiet", args.bad + "^{commit}"});
+  if (!good || !bad)
+    return report_error(
+        {ErrorCode::invalid_input,
+         fmt::format("'{}' is not a commit of {}", !good ? args.good : args.bad, args.directory),
+         {}});
+  auto between = git(args, {"rev-list", "--reverse", "--ancestry-path", *good + ".." + *bad});
+  if (!between || between->empty())
+    return report_error({ErrorCode::invalid_input,
+                         fmt::format("{} is not an ancestor of {}", args.good, args.bad),
+                         {}});
+  std::vector<Commit> commits = {{.sha = *good, .subject = "", .levels = {}, .runs = {}}};
+  std::size_t start = 0;
+  while (start < between->size()) {
+    auto end = between->find('\n', start);
+    if (end == std::string::npos) end = between->size();
+    commits.push_back(
+        {.sha = between->substr(start, end - start), .subject = "", .levels = {}, .runs = {}});
+    start = end + 1;
+  }
+  for (auto& c : commits)
+    if (auto subject = git(args, {"log", "-1", "--format=%s", c.sha})) c.subject = *subject;
+
+  std::string scratch_pattern =
+      (std::filesystem::temp_directory_path() / "kiln-bisect-XXXXXX").string();
+  if (!mkdtemp(scratch_pattern.data()))
+    return report_error({ErrorCode::io_error, "cannot create a scratch directory", {}});
+  const std::filesystem::path scratch = scratch_pattern;
+  std::string benchmark = args.benchmark, metric = args.metric;
+  auto run_at = [&](Commit& c) {
+    fmt::print(stderr, "kiln: bisect: running '{}' at {} {}\n", args.job, c.sha.substr(0, 10),
+               c.subject);
+    return measure(args, scratch, c, benchmark, metric);
+  };
+  auto finish = [&](int code) {
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch, ignored);
+    (void)git(args, {"worktree", "prune"});
+    return code;
+  };
+  if (auto s = run_at(commits.front()); !s) return finish(report_error(s.error()));
+  if (auto s = run_at(commits.back()); !s) return finish(report_error(s.error()));
+  const double good_level = commits.front().level(), bad_level = commits.back().level();
+  const double step = good_level != 0 ? (bad_level - good_level) / std::fabs(good_level) : 0;
+  if (std::fabs(step) * 100 < args.threshold) {
+    fmt::print(stderr,
+               "kiln: bisect: {} ({}) changed {:+.1f}% from {} to {}: below the threshold "
+               "{}%, nothing to bisect\n",
+               benchmark, metric, step * 100, args.good, args.bad, args.threshold);
+    return finish(1);
+  }
+  // Invariant: commits[lo] is good, commits[hi] is bad.
+  std::size_t lo = 0, hi = commits.size() - 1;
+  while (hi - lo > 1) {
+    auto& c = commits[(lo + hi) / 2];
+    do {
+      if (auto s = run_at(c); !s) return finish(report_error(s.error()));
+      // Near the middle (within a quarter of the step): measure again.
+    } while (std::fabs(c.level() - (good_level + bad_level) / 2) <
+                 std::fabs(bad_level - good_level) / 4 &&
+             static_cast<int>(c.levels.size()) < args.repeat);
+    const bool is_bad = std::fabs(c.level() - bad_level) < std::fabs(c.level() - good_level);
+    (is_bad ? hi : lo) = (lo + hi) / 2;
+  }
+  const auto& first_bad = commits[hi];
+  const auto& last_good = commits[lo];
+  const double change = last_good.level() != 0
+                            ? (first_bad.level() - last_good.level()) / std::fabs(last_good.level())
+                            : 0;
+  nlohmann::ordered_json measured = nlohmann::ordered_json::array();
+  for (const auto& c : commits)
+    if (!c.levels.empty())
+      measured.push_back({{"commit", c.sha},
+                          {"subject", c.subject},
+                          {"level", c.level()},
+                          {"levels", c.levels},
+                          {"runs", c.runs}});
+  if (args.json) {
+    nlohmann::ordered_json out = {{"benchmark", benchmark},        {"metric", metric},
+                                  {"first_bad", first_bad.sha},    {"subject", first_bad.subject},
+                                  {"last_good", last_good.sha},    {"change_percent", change * 100},
+                                  {"commits", commits.size() - 1}, {"measured", measured}};
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    fmt::print("first bad commit: {} {}\n", first_bad.sha, first_bad.subject);
+    fmt::print("{} ({}): {:+.1f}% ({:.6g} at {} -> {:.6g}), {} commit(s) between {} and {}\n",
+               benchmark, metric, change * 100, last_good.level(), last_good.sha.substr(0, 10),
+               first_bad.level(), commits.size() - 1, args.good, args.bad);
+    for (const auto& c : commits)
+      if (!c.levels.empty())
+        fmt::print("  {}  {:>12.6g}  {} run(s)  {}\n", c.sha.substr(0, 10), c.level(),
+                   c.levels.size(), c.subject);
+  }
+  return finish(0);
+}
+
+}  // namespace
+
+void add_bench_bisect_command(CLI::App& bench, int& exit_code) {
+  auto args = std::make_shared<BisectArgs>();
+  auto* cmd = bench.add_subcommand(
+      "bisect", "find the first commit between GOOD and BAD at which a benchmark got slower");
+  cmd->add_option("GOOD", args->good, "a commit whose job ran at the good speed")->required();
+  cmd->add_option("BAD", args->bad, "a later commit whose job ran slower")->required();
+  cmd->add_option("--job", args->job, "the job that publishes the benchmark")->required();
+  cmd->add_option("--benchmark", args->benchmark, "the benchmark (default: the job's first)");
+  cmd->add_option("--metric", args->metric, "its metric (default: its first)");
+  cmd->add_option("-C,--directory", args->directory, "the git repository (default: .)");
+  cmd->add_option("--store", args->store, "database for the runs (default: kiln run's)");
+  cmd->add_option("--simulate-gpus", args->simulate_gpus, "passed to kiln run");
+  cmd->add_option("--repeat", args->repeat,
+                  "runs of a commit whose level is near the middle (default 3)")
+      ->check(CLI::Range(1, 20));
+  cmd->add_option("--threshold", args->threshold,
+                  "the smallest step worth bisecting, in percent (default 5)");
+  cmd->add_flag("--json", args->json, "JSON on stdout");
+  cmd->callback([args, &exit_code] { exit_code = bisect(*args); });
+}
+
+}  // namespace kiln::cli
