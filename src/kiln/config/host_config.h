@@ -24,6 +24,9 @@
 //     allow: [privileged, host-network]    # refused options this host allows
 //     user: "1000:1000"                    # forced on every job and service container
 //     limits: {memory: 16g, cpus: 8, pids: 4096}
+//   debug:                                 # kiln exec into a failed job (docs/containers.md)
+//     hold: 30m                            # how long --keep-failed keeps it (at most 24h)
+//     on_workflow_dispatch: false          # true: failed manual runs are kept without the flag
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -112,6 +115,9 @@ struct HostConfig {
   container::ContainerPolicy container_policy;
   gpu::TelemetryPolicy gpu_telemetry;
   ServeConfig serve;
+  // debug: a failed job's hold for `kiln exec` (docs/containers.md "Debugging a failed job").
+  std::chrono::milliseconds debug_hold{30 * 60'000};  // debug.hold
+  bool debug_on_workflow_dispatch = false;           // debug.on_workflow_dispatch
 };
 
 // `file` names the text in errors and anchors relative paths.
