@@ -591,6 +591,34 @@ expect_not_contains "$OUT$ERR" "kept for debugging" "... and is not kept"
 kiln run -C "$repo" --config <(printf 'debug:\n  hold: 2 days\n')
 expect_rc 2 "a bad debug.hold is bad input"
 
+# A manual run is kept when kiln.yml says so; a host job is entered in its workspace.
+write_workflow "$repo" ci.yml <<EOF
+on: [push, workflow_dispatch]
+jobs:
+  on-host:
+    runs-on: linux
+    env:
+      FROM_JOB: host-job-env
+    steps:
+      - run: echo host-clue > clue.txt; exit 5
+EOF
+commit_all "$repo" "a failing host job"
+printf 'debug:\n  hold: 1m\n  on_workflow_dispatch: true\n' >"$ITEST_DIR/dispatch.yml"
+"$KILN" run -C "$repo" --config "$ITEST_DIR/dispatch.yml" --event workflow_dispatch \
+  >"$ITEST_DIR/hold.out" 2>&1 </dev/null &
+KILN_PID=$!
+itest_track_pid "$KILN_PID"
+wait_until 60 held || itest_die "the failed manual run was not kept: $(cat "$ITEST_DIR/hold.out")"
+pass "debug.on_workflow_dispatch keeps a failed workflow_dispatch run without the flag"
+run_id="$(grep -o 'kiln exec [0-9]*' "$ITEST_DIR/hold.out" | head -1 | cut -d' ' -f3)"
+kiln exec -C "$repo" "$run_id" on-host -- sh -c 'echo "pwd=$(pwd) clue=$(cat clue.txt) env=$FROM_JOB"'
+expect_rc 0 "kiln exec enters a held host job"
+expect_contains "$OUT" "pwd=$repo/.kiln/work/$run_id/on-host/workspace clue=host-clue env=host-job-env" \
+  "... in its workspace, with its environment"
+kiln release -C "$repo" "$run_id" on-host
+expect_rc 0 "kiln release ends the host job's hold"
+wait_exit "$KILN_PID" 60 || itest_die "kiln run did not end after kiln release"
+
 # ---- a CDI specification of the NVIDIA GPUs, from a fake driver tree -------------------------
 root="$ITEST_DIR/driver-root"
 lib="$root/usr/lib/x86_64-linux-gnu"
