@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add_metrics_command(app, exit_code);
   add_serve_commands(app, exit_code);
   add_rerun_command(app, exit_code);
+  add_exec_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

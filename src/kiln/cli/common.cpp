@@ -46,6 +46,8 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   options.container_engine = config.container_engine;
   if (!config.pull_policy.empty()) options.pull_policy = config.pull_policy;
   options.container_policy = std::move(config.container_policy);
+  options.keep_failed_for = config.debug_hold;
+  options.keep_failed_on_dispatch = config.debug_on_workflow_dispatch;
   return {};
 }
 

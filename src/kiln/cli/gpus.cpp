@@ -1,4 +1,5 @@
 // kiln gpus [--json] [--simulate-gpus SPEC.json] [--sysfs-root DIR] [--release GPU]
+//           [--cdi-spec FILE [--driver-root DIR]]
 // The GPUs of this host (or of a simulated inventory), how they are connected, and each one's
 // state: free, leased to a job (which), busy outside kiln, or quarantined (why) (docs/gpus.md).
 // --release returns a quarantined GPU to service.
@@ -7,6 +8,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
+#include "kiln/container/cdi.h"
 #include "kiln/engine/gpu_supervisor.h"
 #include "kiln/gpu/discover.h"
 
@@ -28,7 +31,26 @@ struct GpusArgs {
   int deadline_ms = 10000;
   std::string release;
   std::string config;
+  std::string cdi_spec;           // --cdi-spec FILE
+  std::string driver_root = "/";  // --driver-root DIR
 };
+
+// --cdi-spec: the CDI specification of this host's NVIDIA GPUs (container/cdi.h), for podman on
+// a host without nvidia-ctk.
+int write_cdi_spec(const GpusArgs& args, const gpu::Inventory& inventory) {
+  auto files = container::host_driver_files(args.driver_root);
+  auto spec = container::nvidia_cdi_spec(inventory.gpus, *files);
+  if (!spec) return report_error(spec.error());
+  for (const auto& note : spec->notes) fmt::print(stderr, "kiln: note: {}\n", note);
+  std::ofstream out(args.cdi_spec, std::ios::trunc);
+  out << spec->document.dump(2) << "\n";
+  if (!out)
+    return report_error(
+        {ErrorCode::io_error, "cannot write the CDI specification", {args.cdi_spec}});
+  fmt::print("wrote {}: {} device name(s) of kind nvidia.com/gpu\n", args.cdi_spec,
+             spec->document["devices"].size());
+  return 0;
+}
 
 std::string state_cell(const engine::GpuState& state) {
   if (state.detail.empty()) return std::string(engine::gpu_state_name(state.kind));
@@ -114,6 +136,7 @@ int run_gpus(const GpusArgs& args) {
   engine::GpuSupervisor supervisor(options);
   auto inventory = supervisor.inventory();
   if (!inventory) return report_error(inventory.error());
+  if (!args.cdi_spec.empty()) return write_cdi_spec(args, **inventory);
   if (!args.release.empty()) {
     auto released = supervisor.release(args.release);
     if (!released) return report_error(released.error());
@@ -164,6 +187,11 @@ void add_gpus_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--config", args->config,
                   "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml)");
+  cmd->add_option("--cdi-spec", args->cdi_spec,
+                  "write a CDI specification of the NVIDIA GPUs to this file (for podman "
+                  "without nvidia-ctk; docs/containers.md)");
+  cmd->add_option("--driver-root", args->driver_root,
+                  "find the driver's device nodes and libraries under this directory (default /)");
   cmd->add_option("--release", args->release,
                   "return this quarantined GPU (index or UUID) to service");
   cmd->callback([args, &exit_code] { exit_code = run_gpus(*args); });

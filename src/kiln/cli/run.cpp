@@ -24,7 +24,8 @@ struct RunArgs {
   std::string event_file;
   std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files;
   int max_parallel = 0;
-  bool dry_run = false, json = false, verbose = false, keep_workspaces = false;
+  bool dry_run = false, json = false, verbose = false, keep_workspaces = false,
+       keep_failed = false;
   std::string store;
   std::string simulate_gpus;
   std::string config;
@@ -124,6 +125,17 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   if (!args.simulate_gpus.empty()) options.simulate_gpus = args.simulate_gpus;
   options.keep_workspaces = args.keep_workspaces;
   KILN_TRY_VOID(apply_host_config(args.config, options));
+  // --keep-failed, else KILN_KEEP_ON_FAILURE=1|true|yes.
+  options.keep_failed = args.keep_failed;
+  if (const char* keep = std::getenv("KILN_KEEP_ON_FAILURE"); keep && *keep && !args.keep_failed) {
+    std::string_view value = keep;
+    if (value == "1" || value == "true" || value == "yes")
+      options.keep_failed = true;
+    else if (value != "0" && value != "false" && value != "no")
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("KILN_KEEP_ON_FAILURE={}: expected 1, true, yes, 0, false or no",
+                                    value));
+  }
   KILN_TRY(options.actions_mirror, actions_mirror(args.actions_mirror));
   // --container-engine, else $KILN_CONTAINER_ENGINE, else kiln.yml's containers.engine.
   if (!args.container_engine.empty()) {
@@ -220,6 +232,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--store", args->store, "database (default: <repo>/.kiln/kiln.db)");
   cmd->add_flag("--keep-workspaces", args->keep_workspaces,
                 "keep each job's workspace under .kiln/work after the run");
+  cmd->add_flag("--keep-failed", args->keep_failed,
+                "keep a failed job's container, workspace and GPUs for `kiln exec` (kiln.yml "
+                "debug.hold, default 30 min; also KILN_KEEP_ON_FAILURE=1)");
   cmd->add_option("--container-engine", args->container_engine,
                   "podman, docker or a path (default: KILN_CONTAINER_ENGINE, else podman if "
                   "installed, else docker)");

@@ -157,6 +157,26 @@ Status read_labels(const Reader& reader, const YAML::Node& node, gpu::GpuLabelMa
   return {};
 }
 
+Status read_debug(const Reader& reader, const YAML::Node& node, HostConfig& config) {
+  KILN_TRY_VOID(reader.mapping(node, "debug", {"hold", "on_workflow_dispatch"}));
+  if (!node || node.IsNull()) return {};
+  if (auto hold = node["hold"]; hold && !hold.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(hold, "debug.hold"));
+    auto duration = parse_duration(text);
+    if (!duration) return reader.error(hold, "debug.hold: {}", duration.error().message);
+    if (*duration <= std::chrono::milliseconds(0) || *duration > std::chrono::hours(24))
+      return reader.error(hold, "debug.hold: '{}' is not between 1ms and 24h", text);
+    config.debug_hold = *duration;
+  }
+  if (auto dispatch = node["on_workflow_dispatch"]; dispatch && !dispatch.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(dispatch, "debug.on_workflow_dispatch"));
+    if (text != "true" && text != "false")
+      return reader.error(dispatch, "debug.on_workflow_dispatch: '{}' is not true or false", text);
+    config.debug_on_workflow_dispatch = text == "true";
+  }
+  return {};
+}
+
 Status read_containers(const Reader& reader, const YAML::Node& node, HostConfig& config) {
   KILN_TRY_VOID(reader.mapping(node, "containers", {"engine", "pull", "allow", "user", "limits"}));
   if (!node || node.IsNull()) return {};
@@ -438,10 +458,11 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(root, "kiln.yml",
-                                 {"host_store", "gpus", "containers", "serve", "hipcheck"}));
+    KILN_TRY_VOID(reader.mapping(root, "kiln.yml", {"host_store", "gpus", "containers", "debug",
+                                                    "serve", "hipcheck"}));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     KILN_TRY_VOID(read_containers(reader, root["containers"], config));
+    KILN_TRY_VOID(read_debug(reader, root["debug"], config));
     if (auto store = root["host_store"]; store && !store.IsNull()) {
       KILN_TRY(auto path, reader.scalar(store, "host_store"));
       if (path.empty()) return reader.error(store, "host_store: must not be empty");

@@ -27,6 +27,9 @@
 //   hipcheck:                              # kiln hipcheck (docs/hipcheck.md)
 //     rocm_version: "6.2"                  # judge support for this ROCm (default: newest known)
 //     hip_macros: [MY_PROJECT_HIP]         # the project's own "building for HIP" macros
+//   debug:                                 # kiln exec into a failed job (docs/containers.md)
+//     hold: 30m                            # how long --keep-failed keeps it (at most 24h)
+//     on_workflow_dispatch: false          # true: failed manual runs are kept without the flag
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -123,6 +126,9 @@ struct HostConfig {
   gpu::TelemetryPolicy gpu_telemetry;
   ServeConfig serve;
   HipcheckConfig hipcheck;
+  // debug: a failed job's hold for `kiln exec` (docs/containers.md "Debugging a failed job").
+  std::chrono::milliseconds debug_hold{30 * 60'000};  // debug.hold
+  bool debug_on_workflow_dispatch = false;           // debug.on_workflow_dispatch
 };
 
 // `file` names the text in errors and anchors relative paths.

@@ -1,5 +1,6 @@
 #include "kiln/config/host_config.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -78,6 +79,25 @@ TEST(HostConfig, EmptyMeansDefaults) {
   EXPECT_EQ(config->gpu_health.memory_grace, 10000ms);
 }
 
+TEST(HostConfig, DebugHold) {
+  auto defaults = parse_host_config("", "kiln.yml");
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->debug_hold, std::chrono::minutes(30));
+  EXPECT_FALSE(defaults->debug_on_workflow_dispatch);
+  auto config =
+      parse_host_config("debug:\n  hold: 45s\n  on_workflow_dispatch: true\n", "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->debug_hold, std::chrono::seconds(45));
+  EXPECT_TRUE(config->debug_on_workflow_dispatch);
+  for (const char* text : {"debug:\n  hold: 25h\n", "debug:\n  hold: soon\n",
+                           "debug:\n  on_workflow_dispatch: maybe\n", "debug:\n  keep: 1m\n"}) {
+    auto bad = parse_host_config(text, "kiln.yml");
+    ASSERT_FALSE(bad) << text;
+    EXPECT_EQ(bad.error().where.line, 2) << text;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr("debug")) << text;
+  }
+}
+
 TEST(HostConfig, ErrorsSayWhere) {
   struct Case {
     const char* text;
@@ -104,7 +124,8 @@ TEST(HostConfig, ErrorsSayWhere) {
        "gpus.telemetry.memory_budget: a budget is an amount (40G, 512M), not a percentage"},
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
-       "kiln.yml: unknown key 'runners' (known: containers, gpus, hipcheck, host_store, serve)"},
+       "kiln.yml: unknown key 'runners' (known: containers, debug, gpus, hipcheck, host_store, "
+       "serve)"},
       {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,
        "containers.allow: 'host-ipc' is not one of host-network, host-pid, host-userns, "
        "host-uts, privileged"},
@@ -216,8 +237,7 @@ TEST(ServeConfig, TlsPollAndRestart) {
   EXPECT_EQ(serve.tls->cert_where.to_string(), "/etc/kiln/kiln.yml:3:11");
   EXPECT_EQ(serve.tls->key_where.line, 4);
   EXPECT_EQ(serve.on_restart, OnRestart::fail);
-  EXPECT_EQ(serve.repositories[0].poll_branches,
-            (std::vector<std::string>{"main", "release"}));
+  EXPECT_EQ(serve.repositories[0].poll_branches, (std::vector<std::string>{"main", "release"}));
   EXPECT_EQ(serve.repositories[0].poll_interval, std::chrono::minutes(2));
 }
 
@@ -230,8 +250,8 @@ TEST(ServeConfig, ErrorsSayWhere) {
   const Case cases[] = {
       {"serve:\n  listen: nowhere\n", "serve.listen: expected HOST:PORT", 2},
       {"serve:\n  colour: red\n", "serve: unknown key 'colour'", 2},
-      {"serve:\n  repositories:\n    acme/w:\n      clone_url: /x\n",
-       "webhook_secret is required", 3},
+      {"serve:\n  repositories:\n    acme/w:\n      clone_url: /x\n", "webhook_secret is required",
+       3},
       {"serve:\n  repositories:\n    widgets:\n      clone_url: /x\n      webhook_secret: s\n",
        "owner/name", 3},
       {"serve:\n  max_concurrent_runs: 0\n", "at least 1", 2},
@@ -249,8 +269,7 @@ TEST(ServeConfig, ErrorsSayWhere) {
     auto config = parse_host_config(c.text, "kiln.yml");
     ASSERT_FALSE(config) << c.text;
     EXPECT_EQ(config.error().code, ErrorCode::invalid_input);
-    EXPECT_NE(config.error().message.find(c.message), std::string::npos)
-        << config.error().message;
+    EXPECT_NE(config.error().message.find(c.message), std::string::npos) << config.error().message;
     EXPECT_EQ(config.error().where.line, c.line) << c.text;
   }
 }

@@ -71,13 +71,23 @@ std::optional<gpu::GpuRequest> gpu_request_from_options(std::string_view text) {
     request.count = nvidia_all ? 0 : nvidia_named;
     return request;
   }
-  if (kfd || dri_all || render_nodes > 0) {
+  // /dev/dri alone is no AMD request: Intel GPUs (and NVIDIA's display nodes) live there too.
+  if (kfd) {
     request.vendor = "amd";
     request.all = dri_all || render_nodes == 0;
     request.count = request.all ? 0 : render_nodes;
     return request;
   }
   return std::nullopt;
+}
+
+bool dri_without_kfd(const std::vector<std::string>& dropped_devices) {
+  bool dri = false, kfd = false;
+  for (const auto& device : dropped_devices) {
+    dri = dri || device.starts_with("/dev/dri");
+    kfd = kfd || device.starts_with("/dev/kfd");
+  }
+  return dri && !kfd;
 }
 
 std::vector<std::string> gpu_device_flags(EngineKind engine,

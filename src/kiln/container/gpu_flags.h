@@ -37,8 +37,15 @@ GroupIds host_group_ids();
 //                                                      is the allocator's choice)
 //   --device /dev/kfd with /dev/dri (or without any render node)   every AMD GPU
 //   --device /dev/kfd with /dev/dri/renderD* nodes     as many AMD GPUs as render nodes named
+//   --device /dev/dri (or its nodes) without /dev/kfd  nothing: Intel GPUs use /dev/dri too
+//                                                      (check.h warns; container_job.h passes
+//                                                      the nodes on a host without /dev/kfd)
 std::optional<gpu::GpuRequest> gpu_request_from_options(std::string_view options);
 
+// True when the options name /dev/dri (or nodes under it) but not /dev/kfd.
+bool dri_without_kfd(const std::vector<std::string>& dropped_devices);
+
+// The grant's flags. The host's `groups` give the video and render group ids.
 std::vector<std::string> gpu_device_flags(EngineKind engine,
                                           const std::vector<gpu::GpuInfo>& granted,
                                           const GroupIds& groups);

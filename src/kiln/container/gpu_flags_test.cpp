@@ -96,6 +96,10 @@ TEST(GpuRequestFromOptions, WhatGpuPipelinesWrite) {
   ASSERT_TRUE(rocm);
   EXPECT_TRUE(rocm->all);
   EXPECT_EQ(rocm->vendor, "amd");
+  // /dev/dri without /dev/kfd is not AMD's alone (Intel GPUs use it): no request.
+  EXPECT_FALSE(request("--device /dev/dri --group-add video"));
+  EXPECT_FALSE(request("--device /dev/dri/renderD128"));
+  EXPECT_TRUE(request("--device /dev/kfd")->all);
   auto two = request("--device=/dev/kfd --device /dev/dri/renderD128 --device /dev/dri/renderD129");
   ASSERT_TRUE(two);
   EXPECT_FALSE(two->all);

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
+
+#include "kiln/container/option_values.h"
 
 namespace kiln::container {
 namespace {
@@ -61,6 +64,12 @@ const OptionSpec* find_spec(std::string_view name) {
   for (const auto& spec : k_allowed)
     if (spec.name == name || (!spec.alias.empty() && spec.alias == name)) return &spec;
   return nullptr;
+}
+
+// "--net", "-v": what an engine would read as an option, not a value ("-1" is a value).
+bool looks_like_option(std::string_view value) {
+  return value.size() >= 2 && value[0] == '-' &&
+         !std::isdigit(static_cast<unsigned char>(value[1])) && value[1] != '.';
 }
 
 bool is_gpu_device(std::string_view device) {
@@ -189,10 +198,12 @@ void apply_forced(std::vector<std::string>& args, const ContainerPolicy& policy)
 }
 
 Result<ContainerOptions> parse_options(std::string_view text, const SourceLocation& where,
-                                        const ContainerPolicy& policy) {
+                                       const ContainerPolicy& policy) {
   auto split = split_words(text);
   if (!split) return fail_at(where, "container options: {}", split.error().message);
   ContainerOptions out;
+  bool ipc_host = false;
+  std::optional<std::string> shm_size;
   const auto& words = *split;
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string word = words[i];
@@ -225,7 +236,11 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
     if (spec->name == "--privileged")
       return fail_at(where,
                      "container option '--privileged' is refused: it gives the job every "
-                     "device and capability of the host, the other jobs' GPUs included");
+                     "device and capability of the host, the other jobs' GPUs included; ask "
+                     "for what the job needs (--cap-add SYS_PTRACE, --security-opt "
+                     "seccomp=unconfined), or let this host allow it in kiln.yml "
+                     "(containers: allow: [privileged])");
+    const bool glued = value && !word.starts_with("--");
     if (spec->takes_value && !value) {
       if (i + 1 >= words.size()) return fail_at(where, "container option '{}' needs a value", name);
       value = words[++i];
@@ -233,25 +248,54 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
     if (!spec->takes_value && value)
       return fail_at(where, "container option '{}' takes no value", name);
     const std::string_view long_name = spec->name;
+    if (spec->takes_value) {
+      if (value->empty() && long_name != "--entrypoint")  // --entrypoint "": the image's none
+        return fail_at(where, "container option '{}' has an empty value", name);
+      // "-v--net", "-v --net": podman would take the option as the value and fail at `run`.
+      if (looks_like_option(*value)) {
+        if (glued)
+          return fail_at(where,
+                         "container option '{}' is ambiguous: it reads as '{}' with the value "
+                         "'{}'; write each option apart, with its own value ({} VALUE)",
+                         word, name, *value, name);
+        return fail_at(where,
+                       "container option '{}' would take '{}' as its value, which is an option; "
+                       "write '{} VALUE', then '{}'",
+                       name, *value, name, *value);
+      }
+      if (auto problem = value_problem(long_name, *value))
+        return fail_at(where, "container option '{}': {}", name, *problem);
+    }
     if (long_name == "--pid" || long_name == "--network" || long_name == "--net" ||
         long_name == "--userns" || long_name == "--uts") {
       if (*value == "host" &&
-          policy.allow.contains("host-" + std::string(long_name == "--net" ? "--network"
-                                                                            : long_name)
-                                              .substr(2))) {
+          policy.allow.contains(
+              "host-" + std::string(long_name == "--net" ? "--network" : long_name).substr(2))) {
         out.args.push_back(std::string(long_name == "--net" ? "--network" : long_name));
         out.args.push_back(*value);
+        if (long_name == "--network" || long_name == "--net") out.host_network = true;
         continue;
       }
+      const bool network = long_name == "--network" || long_name == "--net";
+      if (*value == "host" && network)
+        return fail_at(where,
+                       "container option '{}={}' is refused: it shares the host's network with "
+                       "the job; leave it out (the job and its services get a network of their "
+                       "own, services reached by their key), or let this host allow it in "
+                       "kiln.yml (containers: allow: [host-network])",
+                       name, *value);
       if (*value == "host")
         return fail_at(where,
                        "container option '{}={}' is refused: it shares the host's {} namespace "
-                       "with the job",
-                       name, *value, long_name == "--pid" ? "process" : long_name.substr(2));
-      if (long_name == "--network" || long_name == "--net")
+                       "with the job; leave it out, or let this host allow it in kiln.yml "
+                       "(containers: allow: [host-{}])",
+                       name, *value, long_name == "--pid" ? "process" : long_name.substr(2),
+                       long_name.substr(2));
+      if (network)
         return fail_at(where,
                        "container option '{}' is refused: kiln puts the job and its services on "
-                       "a network of their own",
+                       "a network of their own; leave it out (services are reached by their "
+                       "key, e.g. db:5432)",
                        name);
       if (long_name == "--pid" && value->starts_with("container:"))
         return fail_at(where,
@@ -285,6 +329,15 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
           return fail_at(where, "container option '--mount {}' is refused: {}", *value, *why);
       }
     }
+    if (long_name == "--cap-add" && (*value == "ALL" || *value == "all") &&
+        !policy.allow.contains("privileged"))
+      return fail_at(where,
+                     "container option '--cap-add {}' is refused: it gives the job every "
+                     "capability of the host; name the ones it needs (--cap-add SYS_PTRACE), or "
+                     "let this host allow it in kiln.yml (containers: allow: [privileged])",
+                     *value);
+    if (long_name == "--ipc") ipc_host = *value == "host";
+    if (long_name == "--shm-size") shm_size = *value;
     if (long_name == "--ulimit") {
       if (value->starts_with("nofile=")) out.sets_nofile = true;
       if (value->starts_with("nproc=")) out.sets_nproc = true;
@@ -298,6 +351,21 @@ Result<ContainerOptions> parse_options(std::string_view text, const SourceLocati
     if (long_name == "--health-start-period") out.health_start_period = *value;
     out.args.push_back(std::string(long_name));
     if (spec->takes_value) out.args.push_back(*value);
+  }
+  // podman refuses --shm-size in the host's IPC namespace; docker ignores it there. Both mean
+  // the host's /dev/shm, so the size is not passed.
+  if (ipc_host && shm_size) {
+    for (std::size_t i = 0; i + 1 < out.args.size();) {
+      if (out.args[i] == "--shm-size")
+        out.args.erase(out.args.begin() + static_cast<long>(i),
+                       out.args.begin() + static_cast<long>(i) + 2);
+      else
+        ++i;
+    }
+    out.notes.push_back(
+        fmt::format("--shm-size {} is not passed: with --ipc=host the job uses "
+                    "the host's /dev/shm (as docker does)",
+                    *shm_size));
   }
   return out;
 }

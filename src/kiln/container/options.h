@@ -8,9 +8,13 @@
 //   --cpuset-cpus --pids-limit --hostname --add-host --label --workdir/-w --entrypoint
 //   --init --read-only --health-cmd --health-interval --health-retries --health-timeout
 //   --health-start-period --no-healthcheck
-// It refuses what breaks the isolation between jobs (--privileged, --pid=host, --network=host,
-// --userns=host, --uts=host, mounting / or the engine's socket) and every option not listed
-// (a typo is better reported than passed to the engine). `--gpus` is not passed: the job gets
+// It refuses what breaks the isolation between jobs (--privileged, --cap-add ALL, --pid=host,
+// --network=host, --userns=host, --uts=host, --ipc=container:…, mounting / or the engine's
+// socket), every option not listed (a typo is better reported than passed to the engine), a
+// value the engines would refuse (sizes, ulimits, capabilities, security options:
+// option_values.h), and a value that is itself an option ("-v--net", "-v --net"). Each error says
+// what to write instead. `--ipc=host` with `--shm-size` keeps --ipc=host only (podman refuses the
+// pair; docker ignores the size), with a note. `--gpus` is not passed: the job gets
 // exactly its granted GPUs as device flags instead (gpu_flags.h), whatever --gpus said; GPU
 // device nodes given with --device (/dev/nvidia*, /dev/kfd, /dev/dri/*) are dropped likewise.
 
@@ -39,6 +43,9 @@ struct ContainerOptions {
   bool sets_nproc = false;   // --ulimit nproc=... given
   bool sets_init = false;    // --init given (Kiln adds it by default)
   std::optional<std::string> health_interval, health_retries, health_timeout, health_start_period;
+  bool host_network = false;  // --network host, which the host policy allowed
+  // What Kiln changed, for the job's log ("--shm-size 16G is not passed: ...").
+  std::vector<std::string> notes;
 };
 
 // What the host configuration (kiln.yml `containers:`) changes in the policy.
@@ -65,7 +72,7 @@ Result<std::vector<std::string>> split_words(std::string_view text);
 // Parses and checks `text` (the options, expressions already evaluated). Errors are
 // invalid_input at `where` (the workflow's `options:`), naming the refused option.
 Result<ContainerOptions> parse_options(std::string_view text, const SourceLocation& where,
-                                        const ContainerPolicy& policy = {});
+                                       const ContainerPolicy& policy = {});
 
 // Puts the policy's forced user and limits into `args`, in place of the workflow's.
 void apply_forced(std::vector<std::string>& args, const ContainerPolicy& policy);

@@ -27,12 +27,12 @@ TEST(ParseOptions, PassesThroughWhatGpuPipelinesUse) {
       "--user 1000:1000 --memory 16g --cpus 4",
       k_where);
   ASSERT_TRUE(options) << options.error().to_string();
-  EXPECT_THAT(
-      options->args,
-      ElementsAre("--device", "/dev/fuse", "--group-add", "video", "--ipc", "host", "--shm-size",
-                  "8g", "--ulimit", "memlock=-1", "--cap-add", "SYS_PTRACE", "--security-opt",
-                  "seccomp=unconfined", "--env", "A=1", "--volume", "/data:/data:ro", "--user",
-                  "1000:1000", "--memory", "16g", "--cpus", "4"));
+  EXPECT_THAT(options->args,
+              // --shm-size is left out under --ipc=host (IpcHostUsesTheHostsShmAndSaysSo).
+              ElementsAre("--device", "/dev/fuse", "--group-add", "video", "--ipc", "host",
+                          "--ulimit", "memlock=-1", "--cap-add", "SYS_PTRACE", "--security-opt",
+                          "seccomp=unconfined", "--env", "A=1", "--volume", "/data:/data:ro",
+                          "--user", "1000:1000", "--memory", "16g", "--cpus", "4"));
   EXPECT_FALSE(options->gpus);
   EXPECT_FALSE(options->sets_nofile);
 }
@@ -70,14 +70,81 @@ TEST(ParseOptions, RefusesWhatBreaksIsolation) {
   }
 }
 
+TEST(ParseOptions, IpcHostUsesTheHostsShmAndSaysSo) {
+  for (const char* text : {"--ipc=host --shm-size 16G", "--shm-size=16G --ipc host"}) {
+    auto options = parse_options(text, k_where);
+    ASSERT_TRUE(options) << options.error().to_string();
+    EXPECT_THAT(options->args, ElementsAre("--ipc", "host")) << text;
+    ASSERT_THAT(options->notes, ::testing::SizeIs(1));
+    EXPECT_THAT(options->notes[0], HasSubstr("--shm-size 16G is not passed: with --ipc=host"));
+  }
+  auto private_ipc = parse_options("--ipc private --shm-size=2gb", k_where);
+  ASSERT_TRUE(private_ipc);
+  EXPECT_THAT(private_ipc->args, ElementsAre("--ipc", "private", "--shm-size", "2gb"));
+  EXPECT_THAT(private_ipc->notes, ::testing::IsEmpty());
+}
+
+TEST(ParseOptions, ValuesTheEnginesWouldRefuseAreRefusedHere) {
+  struct Case {
+    const char* options;
+    const char* says;
+  };
+  for (const auto& c : {
+           Case{"-v--net", "'-v--net' is ambiguous: it reads as '-v' with the value '--net'"},
+           Case{"-v --net", "'-v' would take '--net' as its value, which is an option"},
+           Case{"--device --privileged", "would take '--privileged' as its value"},
+           Case{"-e-x", "ambiguous"},
+           Case{"--device=", "has an empty value"},
+           Case{"--shm-size 16Q", "'16Q' is not a size"},
+           Case{"--shm-size=-1", "'-1' is not a size"},
+           Case{"--ulimit memlock", "NAME=SOFT[:HARD]"},
+           Case{"--ulimit memlok=-1", "NAME=SOFT[:HARD]"},
+           Case{"--ulimit nofile=lots", "must be integers"},
+           Case{"--ulimit nofile=4096:1024", "soft limit is above the hard limit"},
+           Case{"--cap-add SYS_PTRAC", "'SYS_PTRAC' is not a Linux capability"},
+           Case{"--cap-add ALL", "name the ones it needs"},
+           Case{"--security-opt seccomp", "is not a security option"},
+           Case{"--security-opt secomp=unconfined", "is not a security option"},
+           Case{"--ipc=container:other", "joins the IPC namespace of another container"},
+           Case{"--ipc=shared", "is not an IPC mode"},
+           Case{"--privileged", "containers: allow: [privileged]"},
+           Case{"--network host", "containers: allow: [host-network]"},
+       }) {
+    auto options = parse_options(c.options, k_where);
+    ASSERT_FALSE(options) << c.options;
+    EXPECT_EQ(options.error().where.to_string(), "ci.yml:7:16");
+    EXPECT_THAT(options.error().message, HasSubstr(c.says)) << c.options;
+  }
+}
+
+TEST(ParseOptions, WhatGpuWorkflowsWriteIsAccepted) {
+  for (const char* text :
+       {"--ulimit memlock=-1", "--ulimit memlock=-1:-1", "--ulimit stack=67108864",
+        "--cap-add SYS_PTRACE", "--cap-add=sys_nice --cap-add CAP_IPC_LOCK",
+        "--security-opt seccomp=unconfined", "--security-opt seccomp:unconfined",
+        "--security-opt no-new-privileges", "--group-add video --group-add render",
+        "--memory-swap -1 --pids-limit -1", "--shm-size 1.5g", "--entrypoint \"\""}) {
+    auto options = parse_options(text, k_where);
+    EXPECT_TRUE(options) << text << ": " << options.error().to_string();
+  }
+  ContainerPolicy privileged;
+  privileged.allow = {"privileged"};
+  EXPECT_TRUE(parse_options("--cap-add ALL", k_where, privileged));
+  ContainerPolicy host_network;
+  host_network.allow = {"host-network"};
+  auto options = parse_options("--network host", k_where, host_network);
+  ASSERT_TRUE(options);
+  EXPECT_TRUE(options->host_network);
+}
+
 TEST(ParseOptions, TheHostPolicyAllowsAndForces) {
   ContainerPolicy policy;
   policy.allow = {"privileged", "host-network"};
   policy.user = "1000:1000";
   policy.memory = "16g";
   policy.pids_limit = "4096";
-  auto options = parse_options("--privileged --network=host --user 0 -m 64g --shm-size 2g",
-                               k_where, policy);
+  auto options =
+      parse_options("--privileged --network=host --user 0 -m 64g --shm-size 2g", k_where, policy);
   ASSERT_TRUE(options) << options.error().to_string();
   apply_forced(options->args, policy);
   EXPECT_THAT(options->args,

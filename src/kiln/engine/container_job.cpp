@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -10,10 +11,13 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kiln/container/cleanup.h"
 #include "kiln/container/gpu_flags.h"
+#include "kiln/container/host_options.h"
 #include "kiln/container/options.h"
+#include "kiln/container/tools.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/store/process_identity.h"
 
@@ -321,20 +325,32 @@ Result<container::ImageInfo> ContainerJob::image_for(const workflow::Container& 
   return info;
 }
 
-Status ContainerJob::start_service(const std::string& key, const workflow::Container& spec) {
-  KILN_TRY(auto image, evaluate(spec.image));
+Result<container::ContainerOptions> ContainerJob::options_for(const workflow::Container& spec,
+                                                              std::string_view what) {
   container::ContainerOptions options;
   if (spec.options) {
     KILN_TRY(auto text, evaluate(*spec.options));
     KILN_TRY(options, container::parse_options(text, spec.options->where, setup_.policy));
   }
   container::apply_forced(options.args, setup_.policy);
+  auto adapted = container::adapt_to_host(options.args, container::this_host());
+  for (const auto& note : options.notes) setup_.log("kiln", fmt::format("{}: {}", what, note));
+  for (const auto& note : adapted.notes) setup_.log("kiln", fmt::format("{}: {}", what, note));
+  for (const auto& line : adapted.warnings)
+    setup_.log("warning", fmt::format("{}: {}", what, line));
+  return options;
+}
+
+Status ContainerJob::start_service(const std::string& key, const workflow::Container& spec) {
+  KILN_TRY(auto image, evaluate(spec.image));
+  KILN_TRY(auto options, options_for(spec, fmt::format("service {}", key)));
   KILN_TRY(auto info, image_for(spec, image));
   container::RunSpec run;
   run.name = object_name(key);
   run.image = image;
   run.owner = setup_.owner;
-  run.network = network_;
+  // --network host (allowed by the host config): the host's network, not the job's.
+  if (!options.host_network) run.network = network_;
   run.network_aliases = {key};
   for (const auto& [name, text] : spec.env) {
     KILN_TRY(auto value, evaluate(text));
@@ -439,18 +455,19 @@ Status ContainerJob::wait_healthy(const Started& service,
 
 Status ContainerJob::start_job_container(const workflow::Container& spec) {
   KILN_TRY(auto image, evaluate(spec.image));
-  container::ContainerOptions options;
-  if (spec.options) {
-    KILN_TRY(auto text, evaluate(*spec.options));
-    KILN_TRY(options, container::parse_options(text, spec.options->where, setup_.policy));
-  }
-  container::apply_forced(options.args, setup_.policy);
+  KILN_TRY(auto options, options_for(spec, "job container"));
   KILN_TRY(auto info, image_for(spec, image));
   container::RunSpec run;
   run.name = object_name("job");
   run.image = image;
   run.owner = setup_.owner;
-  run.network = network_;
+  if (!options.host_network) {
+    run.network = network_;
+  } else if (network_) {
+    setup_.log("kiln",
+               "job container: --network host: services are reached through their "
+               "published ports on localhost, not by their key");
+  }
   for (const auto& [name, text] : spec.env) {
     KILN_TRY(auto value, evaluate(text));
     run.env_keys.push_back(name);
@@ -490,25 +507,29 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
   run.options = options.args;
   auto ulimits = container::default_ulimit_args(options.sets_nofile, options.sets_nproc);
   run.options.insert(run.options.end(), ulimits.begin(), ulimits.end());
-  if (options.gpus && setup_.gpus.empty())
-    setup_.log("warning", fmt::format("--gpus {} is ignored: the job was granted no GPU (ask "
-                                      "for GPUs with a runs-on label such as gpu:1)",
-                                      *options.gpus));
-  auto gpu_flags =
-      container::gpu_device_flags(cli_->engine().kind, setup_.gpus, container::host_group_ids());
-  run.options.insert(run.options.end(), gpu_flags.begin(), gpu_flags.end());
+  add_gpu_flags(options, run.options);
   // The step helper serves the container's steps (docs/containers.md, "Fast steps"); without
   // it, `tail -f /dev/null` keeps the container alive and steps go through `exec`.
   auto helper = step_helper_path();
   std::filesystem::path socket;
+  // The job's own directory outside the job directory: the helper's socket, kiln's wrapper.
+  // Short (a socket path has at most 107 bytes) and named after its owner, so that the
+  // directory of a dead kiln is removed by the next one (remove_orphan_helper_dirs).
+  std::string dir_template = fmt::format("/tmp/{}{}-{}-XXXXXX", k_helper_dir_prefix,
+                                         setup_.owner.pid, setup_.owner.start_time);
+  if (mkdtemp(dir_template.data()) == nullptr)
+    return fail(ErrorCode::io_error, "cannot create a directory for the step helper's socket");
+  helper_dir_ = dir_template.c_str();
+  // Kiln's own commands (container/tools.h); a job whose container cannot have them still runs.
+  bool has_kiln = false;
+  if (auto tools = container::kiln_tool_mounts(*helper_dir_ / "kiln")) {
+    run.volumes.insert(run.volumes.end(), tools->volumes.begin(), tools->volumes.end());
+    has_kiln = true;
+  } else {
+    setup_.log("warning", fmt::format("`kiln` is not available in the job container: {}",
+                                      tools.error().message));
+  }
   if (helper) {
-    // Short (a socket path has at most 107 bytes) and named after its owner, so that the
-    // directory of a dead kiln is removed by the next one (remove_orphan_helper_dirs).
-    std::string dir_template = fmt::format("/tmp/{}{}-{}-XXXXXX", k_helper_dir_prefix,
-                                           setup_.owner.pid, setup_.owner.start_time);
-    if (mkdtemp(dir_template.data()) == nullptr)
-      return fail(ErrorCode::io_error, "cannot create a directory for the step helper's socket");
-    helper_dir_ = dir_template.c_str();
     socket = *helper_dir_ / "socket";
     // A user the host config forces must be able to listen there.
     if (auto ids = container::numeric_user(setup_.policy.user.value_or(""))) {
@@ -543,11 +564,73 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
     while (std::getline(lines, line))
       if (line.starts_with("PATH=")) container_path_ = line.substr(5);
   }
+  // Last: the image's own programs win over kiln's.
+  if (has_kiln) container_path_ += ":" + std::string(container::k_tools_bin_in_container);
   launcher_ = std::make_unique<Launcher>(*cli_, run.name, helper, socket);
   return {};
 }
 
+void ContainerJob::add_gpu_flags(const container::ContainerOptions& options,
+                                 std::vector<std::string>& args) {
+  if (options.gpus && setup_.gpus.empty())
+    setup_.log("warning", fmt::format("--gpus {} is ignored: the job was granted no GPU (ask "
+                                      "for GPUs with a runs-on label such as gpu:1)",
+                                      *options.gpus));
+  bool amd_granted = false;
+  std::string uuids;
+  for (const auto& info : setup_.gpus) {
+    amd_granted = amd_granted || info.vendor == "amd";
+    uuids += (uuids.empty() ? "" : ", ") + info.uuid;
+  }
+  // /dev/dri without /dev/kfd asked for no GPU (gpu_flags.h): on a host without AMD compute
+  // GPUs (no /dev/kfd) its nodes belong to GPUs Kiln does not grant (Intel's), and pass.
+  bool kfd_asked = std::ranges::any_of(options.dropped_devices, [](const std::string& device) {
+    return device.starts_with("/dev/kfd");
+  });
+  std::vector<std::string> replaced;
+  for (const auto& device : options.dropped_devices) {
+    if (device.starts_with("/dev/dri") && !kfd_asked && !amd_granted && !setup_.simulated_gpus &&
+        !std::filesystem::exists("/dev/kfd")) {
+      std::string node = device.substr(0, device.find(':'));
+      if (!std::filesystem::exists(node)) {
+        setup_.log("kiln", fmt::format("job container: --device {} is not passed: this host has "
+                                       "no {}",
+                                       device, node));
+        continue;
+      }
+      setup_.log("kiln", fmt::format("job container: --device {} is passed: this host has no AMD "
+                                     "compute GPU (no /dev/kfd), so Kiln grants none of its nodes",
+                                     device));
+      args.push_back("--device");
+      args.push_back(device);
+      continue;
+    }
+    replaced.push_back(device);
+  }
+  if (!replaced.empty())
+    setup_.log("kiln", fmt::format("job container: --device {} {} replaced by the job's grant ({})",
+                                   fmt::join(replaced, ", "), replaced.size() == 1 ? "is" : "are",
+                                   setup_.gpus.empty() ? "no GPU" : uuids));
+  if (setup_.gpus.empty()) return;
+  if (setup_.simulated_gpus) {
+    setup_.log("kiln", fmt::format("GPUs {} are simulated (--simulate-gpus): the job container "
+                                   "gets their environment (KILN_GPU_UUIDS, {}) and no device",
+                                   uuids,
+                                   amd_granted ? "ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES"
+                                               : "CUDA_VISIBLE_DEVICES"));
+    return;
+  }
+  auto flags =
+      container::gpu_device_flags(cli_->engine().kind, setup_.gpus, container::host_group_ids());
+  args.insert(args.end(), flags.begin(), flags.end());
+}
+
 exec::StepLauncher* ContainerJob::launcher() { return launcher_.get(); }
+
+std::optional<std::pair<std::filesystem::path, std::string>> ContainerJob::exec_target() const {
+  if (!cli_ || !job_container_ || !launcher_) return std::nullopt;
+  return std::pair{cli_->engine().program, job_container_->name};
+}
 
 expr::Value ContainerJob::container_context() const {
   expr::Value value = expr::Value::object();

@@ -46,10 +46,13 @@ struct ContainerJobSetup {
   std::string engine;                      // --container-engine / KILN_CONTAINER_ENGINE
   container::PullPolicy pull_policy = container::PullPolicy::missing;
   container::ContainerPolicy policy;  // the host config's allowances, forced user and limits
-  std::filesystem::path job_dir;     // mounted at the same path
-  std::filesystem::path tool_cache;  // mounted at the same path
-  std::filesystem::path workspace;   // the job container's working directory
-  std::vector<gpu::GpuInfo> gpus;    // the grant
+  std::filesystem::path job_dir;      // mounted at the same path
+  std::filesystem::path tool_cache;   // mounted at the same path
+  std::filesystem::path workspace;    // the job container's working directory
+  std::vector<gpu::GpuInfo> gpus;     // the grant
+  // --simulate-gpus: the grant is of simulated GPUs; the container gets their environment (the
+  // job runner's GPU variables) and no device flag, and the log says so.
+  bool simulated_gpus = false;
   container::Owner owner;
   const exec::CancelToken* cancel = nullptr;
   // Lines for the job's log: kind "kiln", "warning" or "error".
@@ -73,6 +76,9 @@ class ContainerJob {
   // PATH inside the job container (from the image), the base of every step's PATH.
   const std::string& container_path() const { return container_path_; }
 
+  // The engine's program and the job container's name, for `kiln exec`; nullopt without one.
+  std::optional<std::pair<std::filesystem::path, std::string>> exec_target() const;
+
   // `job.container` ({id, network}) and `job.services` ({<key>: {id, network, ports}}).
   expr::Value container_context() const;
   expr::Value services_context() const;
@@ -91,6 +97,12 @@ class ContainerJob {
     container::ImageInfo image;
     std::map<std::string, std::string> ports;  // container port → host port
   };
+  // The options of `spec`, evaluated, policy-checked, forced and adapted to this host
+  // (container/host_options.h); what Kiln changed goes to the log, prefixed by `what`.
+  Result<container::ContainerOptions> options_for(const workflow::Container& spec,
+                                                  std::string_view what);
+  // The grant's device flags (none for simulated GPUs) and what became of the options' own.
+  void add_gpu_flags(const container::ContainerOptions& options, std::vector<std::string>& args);
   Status start_service(const std::string& key, const workflow::Container& spec);
   Status start_job_container(const workflow::Container& spec);
   Status wait_healthy(const Started& service, const container::ContainerOptions& options);

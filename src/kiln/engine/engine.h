@@ -59,6 +59,13 @@ struct RunOptions {
   // The host config's gpus.telemetry: sampling of GPU jobs (engine/gpu_telemetry.h).
   gpu::TelemetryPolicy gpu_telemetry;
   bool keep_workspaces = false;
+  // --keep-failed / KILN_KEEP_ON_FAILURE (and, when kiln.yml's debug.on_workflow_dispatch says
+  // so, every workflow_dispatch run): a failed job keeps its container, workspace and GPUs for
+  // `kiln exec` during keep_failed_for (kiln.yml debug.hold, default 30 min), or until `kiln
+  // release` (engine/debug_hold.h).
+  bool keep_failed = false;
+  bool keep_failed_on_dispatch = false;
+  std::chrono::milliseconds keep_failed_for{30 * 60'000};
   // --actions-mirror / KILN_ACTIONS_MIRROR: where `owner/repo@ref` actions and reusable
   // workflows are read from (DIR/owner/repo@ref/); unset: such references are errors.
   std::optional<std::filesystem::path> actions_mirror;

@@ -182,6 +182,12 @@ Result<bool> GpuSupervisor::lease(const std::vector<int>& gpus, const store::Gpu
   return granted;
 }
 
+Status GpuSupervisor::set_holder(const std::string& token, const std::string& holder) {
+  std::lock_guard lock(mutex_);
+  if (!host_) return {};
+  return host_->set_gpu_lease_holder(token, holder);
+}
+
 std::unique_ptr<gpu::GpuSampler> GpuSupervisor::make_sampler() {
   std::lock_guard lock(mutex_);
   if (!provider_) return nullptr;

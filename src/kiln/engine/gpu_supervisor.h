@@ -72,6 +72,9 @@ class GpuSupervisor {
   // Returns the lines for the job's log.
   std::vector<JobLogLine> after_job(const std::string& token);
 
+  // What `kiln gpus` shows as the holder of the job's GPUs (a failed job held for debugging).
+  Status set_holder(const std::string& token, const std::string& holder);
+
   // A telemetry sampler of the provider that answered (null when none did): the NVML, amdgpu
   // sysfs or simulated sampler (gpu/telemetry.h).
   std::unique_ptr<gpu::GpuSampler> make_sampler();

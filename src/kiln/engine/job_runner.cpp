@@ -8,10 +8,12 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/action_runner.h"
 #include "kiln/engine/container_job.h"
+#include "kiln/engine/debug_hold.h"
 #include "kiln/engine/benchmarks.h"
 #include "kiln/engine/contexts.h"
 #include "kiln/engine/gpu_telemetry.h"
@@ -108,6 +110,7 @@ class JobRun : public ActionHost {
       collect_tests();
       gate_benchmarks();
     }
+    if (failed_ && !setup_.cancel->cancelled() && wants_debug_hold()) hold_for_debugging();
     clean_up();
     finish();
     return summary_;
@@ -211,6 +214,7 @@ class JobRun : public ActionHost {
     setup.tool_cache = setup_.kiln_dir / "tool-cache";
     setup.workspace = workspace_;
     setup.gpus = setup_.gpus;
+    setup.simulated_gpus = setup_.options->simulate_gpus.has_value();
     auto self = store::current_process();
     setup.owner = {std::to_string(setup_.run_id), summary_.key, self.pid, self.start_time,
                    self.host};
@@ -728,6 +732,69 @@ class JobRun : public ActionHost {
   void run_post_actions() {
     for (auto it = post_actions_.rbegin(); it != post_actions_.rend(); ++it)
       if (!(*it)()) failed_ = true;
+  }
+
+  bool wants_debug_hold() const {
+    const auto& options = *setup_.options;
+    return options.keep_failed ||
+           (options.keep_failed_on_dispatch && setup_.event->name == "workflow_dispatch");
+  }
+
+  // debug_hold.h: the container, workspace, processes and GPUs stay until `kiln release`, the
+  // hold's time or a cancel.
+  void hold_for_debugging() {
+    DebugHold hold;
+    hold.run_id = setup_.run_id;
+    hold.job = summary_.key;
+    if (containers_) {
+      if (auto target = containers_->exec_target()) {
+        hold.engine = target->first.string();
+        hold.container = target->second;
+      }
+    }
+    hold.workspace = workspace_;
+    hold.env = base_env_;
+    for (const auto& [key, value] : job_env_) hold.env[key] = value;
+    for (const auto& [key, value] : file_env_) hold.env[key] = value;
+    for (const auto& [key, value] : setup_.gpu_env) hold.env[key] = value;
+    for (const auto& gpu : setup_.gpus) hold.gpus.push_back(gpu.uuid);
+    const auto until = std::chrono::system_clock::now() + setup_.options->keep_failed_for;
+    hold.expires_at_ms =
+        std::chrono::duration_cast<milliseconds>(until.time_since_epoch()).count();
+    auto self = store::current_process();
+    hold.owner_pid = self.pid;
+    hold.owner_start = self.start_time;
+    auto path = debug_hold_path(setup_.kiln_dir, setup_.run_id, summary_.key);
+    if (auto written = write_debug_hold(path, hold); !written) {
+      log_kiln("warning", fmt::format("cannot keep the job for debugging: {}",
+                                      written.error().to_string()));
+      return;
+    }
+    std::string quoted = summary_.key.find_first_of(" ()',") == std::string::npos
+                             ? summary_.key
+                             : fmt::format("'{}'", summary_.key);
+    std::string commands = fmt::format("kiln exec {0} {1}; kiln release {0} {1} ends it",
+                                       setup_.run_id, quoted);
+    std::string what = hold.container.empty() ? "workspace" : "container and workspace";
+    if (!hold.gpus.empty()) what += fmt::format(" and GPU(s) {}", fmt::join(hold.gpus, ", "));
+    log_kiln("kiln", fmt::format("The job failed; its {} are kept for debugging until {} ({}): {}",
+                                 what, clock_time(until),
+                                 format_minutes(setup_.options->keep_failed_for), commands));
+    if (setup_.set_gpu_holder)
+      setup_.set_gpu_holder(fmt::format("held for debugging until {} ({}): {} / {} (run {})",
+                                        clock_time(until), commands,
+                                        setup_.repo->root.filename().string(), summary_.key,
+                                        setup_.run_id));
+    auto end = wait_debug_hold(path, until, setup_.cancel);
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    log_kiln("kiln", fmt::format("The debugging hold ended: {}", to_string(end)));
+  }
+
+  static std::string format_minutes(milliseconds duration) {
+    auto seconds = duration.count() / 1000;
+    if (seconds % 60 != 0 || seconds < 60) return fmt::format("{} s", seconds);
+    return fmt::format("{} min", seconds / 60);
   }
 
   // Every process the job started is gone at its end, daemons included.

@@ -48,6 +48,8 @@ struct JobSetup {
   // For a job holding GPUs: their after-job check, run once the job's processes are killed;
   // returns the lines for the job's log (GpuSupervisor::after_job).
   std::function<std::vector<JobLogLine>()> after_job;
+  // For a job holding GPUs: names what holds them for `kiln gpus` (a debugging hold).
+  std::function<void(const std::string& holder)> set_gpu_holder;
   // The granted GPUs themselves: a job container gets their device nodes (container_job.h),
   // the perf gate names its testbed by their model and driver.
   std::vector<gpu::GpuInfo> gpus;

@@ -275,7 +275,7 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     auto container_errors = container::check_containers(*loaded.workflow, options.container_policy);
     gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
-    if (!gpu_errors.empty()) continue;
+    if (workflow::has_errors(gpu_errors)) continue;  // warnings (check.h) do not stop it
     // Calls of reusable workflows and local actions: followed and checked before anything runs.
     auto checked =
         workflow::check_references(*loaded.workflow, file, reference_roots(options, repo));

@@ -886,6 +886,10 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     setup.job_token = instance.token;
     if (!instance.gpus.empty())
       setup.after_job = [this, token = instance.token] { return gpus_.after_job(token); };
+    if (!instance.gpus.empty())
+      setup.set_gpu_holder = [this, token = instance.token](const std::string& holder) {
+        (void)gpus_.set_holder(token, holder);
+      };
     setup.gpus = instance.gpus;
     setup.telemetry = options_.gpu_telemetry;
     if (!instance.gpus.empty() && options_.gpu_telemetry.enabled)

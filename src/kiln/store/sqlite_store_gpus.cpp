@@ -102,6 +102,16 @@ Status SqliteStore::release_gpu_leases(std::string_view job_token) {
   return use->run();
 }
 
+Status SqliteStore::set_gpu_lease_holder(std::string_view job_token, std::string_view holder) {
+  static constexpr std::string_view k_sql =
+      "UPDATE gpu_leases SET holder = ?3 WHERE host = ?1 AND job_token = ?2";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  use->bind(1, host_).bind(2, job_token).bind(3, holder);
+  return use->run();
+}
+
 Result<std::vector<GpuLease>> SqliteStore::reclaim_gpu_leases() {
   std::lock_guard lock(mutex_);
   KILN_TRY(auto transaction, Transaction::begin(db_));

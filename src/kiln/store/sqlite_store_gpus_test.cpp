@@ -56,6 +56,18 @@ TEST_F(GpuLeaseTest, AllOrNothingAndReleaseByToken) {
   ASSERT_TRUE(store->release_gpu_leases("no-such-job"));
 }
 
+TEST_F(GpuLeaseTest, TheHolderOfAJobsLeasesCanBeRenamed) {
+  auto store = open();
+  std::vector<GpuLease> leases = {lease("GPU-a", "job-1"), lease("GPU-b", "job-2")};
+  ASSERT_EQ(store->acquire_gpu_leases(leases).value_or(false), true);
+  ASSERT_TRUE(store->set_gpu_lease_holder("job-1", "held for debugging"));
+  auto held = store->list_gpu_leases();
+  ASSERT_TRUE(held);
+  ASSERT_EQ(held->size(), 2u);
+  EXPECT_EQ((*held)[0].holder, "held for debugging");
+  EXPECT_EQ((*held)[1].holder, "project: CI / job-2");
+}
+
 TEST_F(GpuLeaseTest, LeasesOfAKilledOwnerAreReclaimed) {
   auto store = open();
   int ready[2];

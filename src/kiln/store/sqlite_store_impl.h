@@ -62,6 +62,7 @@ class SqliteStore final : public Store {
 
   Result<bool> acquire_gpu_leases(std::span<const GpuLease> leases) override;
   Status release_gpu_leases(std::string_view job_token) override;
+  Status set_gpu_lease_holder(std::string_view job_token, std::string_view holder) override;
   Result<std::vector<GpuLease>> reclaim_gpu_leases() override;
   Result<std::vector<GpuLease>> list_gpu_leases() override;
   Status quarantine_gpu(const GpuQuarantine& record) override;

@@ -131,6 +131,9 @@ class Store {
   virtual Result<bool> acquire_gpu_leases(std::span<const GpuLease> leases) = 0;
   // Releases every lease of the job with this token (none is not an error).
   virtual Status release_gpu_leases(std::string_view job_token) = 0;
+  // Changes what `kiln gpus` says holds the leases of the job with this token (a failed job
+  // held for debugging).
+  virtual Status set_gpu_lease_holder(std::string_view job_token, std::string_view holder) = 0;
   // Deletes the leases whose owner process is gone and returns them.
   virtual Result<std::vector<GpuLease>> reclaim_gpu_leases() = 0;
   // The leases of this host, by GPU UUID.
