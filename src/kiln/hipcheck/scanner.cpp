@@ -191,7 +191,8 @@ FileScan Scanner::run() {
   }
   end_statement();
   for (std::string_view name : defined_names_)
-    if (kiln_.lookup(name) || table_.lookup(name)) out_.shims.emplace_back(name);
+    if (kiln_.lookup(name) || table_.lookup(name) || library_family_name(name))
+      out_.shims.emplace_back(name);
   std::sort(out_.shims.begin(), out_.shims.end());  // the set's order is not the same each run
   return std::move(out_);
 }

@@ -124,6 +124,7 @@ class Scanner {
   void cub_use(std::size_t i);
   // libraries.cpp: NPP, nvJPEG, NVML, NVTX, cuDLA, NvSci, libNVVM by prefix; wmma::, cuda::.
   bool library_family(std::size_t i, std::string_view name);
+  static bool library_family_name(std::string_view name);
   void qualified_library(std::size_t i, std::string_view space);
   void macro_use(std::size_t i, const CudaMacro& macro);
   void record_use(std::string_view name, Category category);

@@ -136,6 +136,20 @@ TEST(Scanner, ProjectHeadersAreNotCudaHeaders) {
             (Strings{"5:10 cuda-header math_constants.h"}));
 }
 
+// Library families by their API's names, not by the project's names that look alike.
+TEST(Scanner, LibraryFamiliesButNotLookAlikes) {
+  Report report = scan_sources(
+      {{"util.h", "#define NPP_ASSERT(x) check(x)\n"},
+       {"a.cu",
+        "#include \"util.h\"\nvoid f() { nvmlInit(); int nvmlDev = 0; nvml_check(nvmlDev);\n"
+        "  NPP_ASSERT(nppiFree(p)); nvtx_helper(); nvtxRangePop(); Npp8u b; }\n"
+        "npp::ImageAllocator<Npp8u> a;\n"}},
+      1);
+  EXPECT_EQ(brief(report.files[0]),
+            (Strings{"2:12 cuda-api nvmlInit", "3:14 cuda-api nppiFree", "3:43 cuda-api nvtxRangePop",
+                     "3:59 cuda-api Npp8u", "4:21 cuda-api Npp8u"}));
+}
+
 TEST(Scanner, KernelLaunches) {
   EXPECT_EQ(brief("a.cu",
                   "k<<<1, 2>>>(x);\nns::k2<<<g, b, 0, s>>>();\nk3<float, 4><<<1, 1>>>();\n"
