@@ -42,7 +42,11 @@ expect_out "$WORK/out" "macros.cu:6:3: convertible: macro CUDA_CHECK uses CUDA (
 expect_out "$WORK/out" "warp_hazards.cu:16:28: hazard: lane index computed with & 31 assumes 32-lane warps (a thread index kept in lane): on 64-lane wavefronts lanes 32-63 get the indices of 0-31 (use % warpSize or __lane_id()) [lane-id-32]" "lane hazard"
 expect_out "$WORK/out" "  runtime_api.cu: 11 references (8 convertible, 3 unsupported), 0 hazards, 22 lines of code" "per-file counts"
 expect_no "$WORK/out" "precision.cpp" "precision fixture has no findings"
-grep -q '^hipcheck: 10 files, [0-9]* lines of code: [0-9]* references ([0-9]* convertible, [0-9]* unsupported), [0-9]* hazards$' "$WORK/out" ||
+expect_out "$WORK/out" "more_libraries.cu:14:3: unsupported: nvmlInit (NVML) -> ROCm SMI (rsmi_*, rocm_smi/rocm_smi.h) or AMD SMI (amdsmi_*), a different API [cuda-api]" "NVML by its API"
+expect_out "$WORK/out" "more_libraries.cu:19:3: unsupported: cudlaCreateDevice (cuDLA) has no HIP equivalent [cuda-api]" "no equivalent"
+expect_out "$WORK/out" "more_libraries.cu:27:11: convertible: wmma::fill_fragment (WMMA, mma.h) -> rocwmma::fill_fragment (rocWMMA) [cuda-api]" "WMMA"
+expect_out "$WORK/out" "more_libraries.cu:30:29: hazard: lane mask mask is a 32-bit variable passed to __shfl_xor_sync: lane masks are 64-bit on AMD wavefronts (declare it uint64_t) [warp-mask-32bit]" "mask in a 32-bit variable"
+grep -q '^hipcheck: 11 files, [0-9]* lines of code: [0-9]* references ([0-9]* convertible, [0-9]* unsupported), [0-9]* hazards$' "$WORK/out" ||
   fail "summary line missing"
 cp "$WORK/out" "$WORK/text-j1"
 
@@ -128,7 +132,7 @@ import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["tool"] == "kiln hipcheck" and report["schema_version"] == 1, report.keys()
 s = report["summary"]
-assert s["files"] == 10 and s["references"] == s["convertible"] + s["unsupported"], s
+assert s["files"] == 11 and s["references"] == s["convertible"] + s["unsupported"], s
 assert sum(f["references"] for f in report["files"]) == s["references"]
 paths = [f["path"] for f in report["files"]]
 assert paths == sorted(paths), paths

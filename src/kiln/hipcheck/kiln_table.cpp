@@ -20,6 +20,12 @@ constexpr const char* k_bf16 = "ROCm/clr rocm-5.7.0 hipamd/include/hip/amd_detai
 constexpr const char* k_math =
     "ROCm/clr rocm-5.6.0 hipamd/include/hip/amd_detail/amd_math_functions.h";
 
+constexpr const char* k_no_reduce =
+    "absent from ROCm/clr hipamd/include/hip/ at tags rocm-5.6.0 to rocm-6.2.0 (checked by name)";
+constexpr const char* k_device_compile =
+    "ROCm/clr rocm-6.2.0 hipamd/include/hip: nothing defines __CUDA_ARCH__; device compilation "
+    "is marked by __HIP_DEVICE_COMPILE__";
+
 }  // namespace
 
 const ApiEntry k_kiln_entries[] = {
@@ -119,6 +125,16 @@ const ApiEntry k_kiln_entries[] = {
     {"__fsub_rd", "__fsub_rd", Library::device, "", "", false, false, "5.6.0", k_math},
     {"__fsub_ru", "__fsub_ru", Library::device, "", "", false, false, "5.6.0", k_math},
     {"__fsub_rz", "__fsub_rz", Library::device, "", "", false, false, "5.6.0", k_math},
+    // Warp reductions: not in ROCm/clr's headers up to rocm-6.2.0.
+    {"__reduce_add_sync", "", Library::device, "", "", false, false, "", k_no_reduce},
+    {"__reduce_min_sync", "", Library::device, "", "", false, false, "", k_no_reduce},
+    {"__reduce_max_sync", "", Library::device, "", "", false, false, "", k_no_reduce},
+    {"__reduce_and_sync", "", Library::device, "", "", false, false, "", k_no_reduce},
+    {"__reduce_or_sync", "", Library::device, "", "", false, false, "", k_no_reduce},
+    {"__reduce_xor_sync", "", Library::device, "", "", false, false, "", k_no_reduce},
+    // The device-compilation macro: a HIP build does not define __CUDA_ARCH__.
+    {"__CUDA_ARCH__", "__HIP_DEVICE_COMPILE__", Library::device, "", "", false, false, "",
+     k_device_compile},
 };
 
 const std::size_t k_kiln_entry_count = std::size(k_kiln_entries);

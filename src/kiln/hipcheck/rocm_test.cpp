@@ -43,7 +43,7 @@ TEST(Rocm, KilnRowsCiteTheirSourceAndChangeTheTables) {
     EXPECT_TRUE(e.source && *e.source) << e.cuda_name;
     EXPECT_TRUE(seen.insert(e.cuda_name).second) << "twice: " << e.cuda_name;
     EXPECT_EQ(ApiTable::kiln().lookup(e.cuda_name), &e);
-    if (*e.hip_name) {
+    if (*e.hip_added) {
       EXPECT_TRUE(parse_rocm_version(e.hip_added)) << e.cuda_name;
     }
     if (const ApiEntry* hipify = ApiTable::instance().lookup(e.cuda_name)) {

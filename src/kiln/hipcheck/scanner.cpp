@@ -191,7 +191,8 @@ FileScan Scanner::run() {
   }
   end_statement();
   for (std::string_view name : defined_names_)
-    if (kiln_.lookup(name) || table_.lookup(name)) out_.shims.emplace_back(name);
+    if (kiln_.lookup(name) || table_.lookup(name) || library_family_name(name))
+      out_.shims.emplace_back(name);
   std::sort(out_.shims.begin(), out_.shims.end());  // the set's order is not the same each run
   return std::move(out_);
 }
@@ -342,6 +343,9 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
     if (i >= 2 && is_punct(i - 1, "::")) {
       if (is_ident(i - 2)) {
         std::string_view qualifier = text(i - 2);
+        // nvcuda::wmma::fragment
+        if (qualifier == "nvcuda" && is(name, "wmma") && is_punct(i + 1, "::") && is_ident(i + 2))
+          qualified_library(i, name);
         if (std::find(cg_aliases_.begin(), cg_aliases_.end(), qualifier) != cg_aliases_.end())
           cooperative_member(i, name);
         return;
@@ -374,11 +378,16 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
   } else if (is(name, "asm")) {
     if (!in_condition) inline_asm(i);
     return;
+  } else if ((name[0] == 'u' || name[0] == 'i') && warp_.device_depth >= 0 && declaration(i)) {
+    return;
   } else if (is(name, "threadIdx")) {
     warp_.statement.thread_idx = true;
     return;
   } else if (is(name, "cub")) {
     if (is_punct(i + 1, "::") && is_ident(i + 2)) cub_use(i);
+    return;
+  } else if (is(name, "wmma") || is(name, "cuda")) {
+    if (is_punct(i + 1, "::") && is_ident(i + 2) && !in_condition) qualified_library(i, name);
     return;
   } else if (is(name, "namespace")) {
     // namespace cg = cooperative_groups;   (or = ::cooperative_groups)
@@ -396,7 +405,11 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
         is(text(i + 2), "cooperative_groups"))
       using_cg_ = true;
     return;
-  } else if (using_cg_ && contains(k_cg_distinct, name)) {
+  } else if (using_cg_ &&
+             (contains(k_cg_distinct, name) || is(name, "tiled_partition") ||
+              is(name, "thread_block_tile") ||
+              ((is(name, "reduce") || is(name, "inclusive_scan") || is(name, "exclusive_scan")) &&
+               is_punct(i + 1, "(")))) {
     cooperative_member(i, name);
     return;
   }
@@ -424,7 +437,9 @@ void Scanner::identifier(std::size_t i, bool in_condition) {
       if (entry->library == Library::device && !is_punct(i + 1, "(")) return;
     }
     api_use(i, *entry);
+    return;
   }
+  if (!in_condition) library_family(i, name);
 }
 
 void Scanner::api_use(std::size_t i, const ApiEntry& entry) {

@@ -122,6 +122,10 @@ class Scanner {
   void identifier(std::size_t i, bool in_condition);
   void api_use(std::size_t i, const ApiEntry& entry);
   void cub_use(std::size_t i);
+  // libraries.cpp: NPP, nvJPEG, NVML, NVTX, cuDLA, NvSci, libNVVM by prefix; wmma::, cuda::.
+  bool library_family(std::size_t i, std::string_view name);
+  static bool library_family_name(std::string_view name);
+  void qualified_library(std::size_t i, std::string_view space);
   void macro_use(std::size_t i, const CudaMacro& macro);
   void record_use(std::string_view name, Category category);
   void inline_asm(std::size_t i);
@@ -167,6 +171,8 @@ class Scanner {
   void close_block();
   void start_statement(std::size_t i);
   void warp_op(std::size_t i);
+  // `unsigned mask = ...`: mask is 32-bit. False when token i is not a 32-bit type name.
+  bool declaration(std::size_t i);
   void number(std::size_t i);
   void constant_use(std::size_t i, std::uint64_t value, std::string_view name);
   void end_statement() {
@@ -211,6 +217,7 @@ class Scanner {
   std::optional<MacroRecord> defining_;  // inside a #define body with CUDA uses
   std::unordered_map<std::string_view, std::pair<std::uint64_t, std::uint32_t>> constants_;
   std::unordered_set<std::string_view> thread_derived_;  // names holding a thread index
+  std::unordered_set<std::string_view> narrow_;          // names declared 32-bit
   std::vector<std::string_view> cg_aliases_{"cooperative_groups"};
   bool using_cg_ = false;
   std::unordered_set<std::uint32_t> reported_literals_;

@@ -136,6 +136,20 @@ TEST(Scanner, ProjectHeadersAreNotCudaHeaders) {
             (Strings{"5:10 cuda-header math_constants.h"}));
 }
 
+// Library families by their API's names, not by the project's names that look alike.
+TEST(Scanner, LibraryFamiliesButNotLookAlikes) {
+  Report report = scan_sources(
+      {{"util.h", "#define NPP_ASSERT(x) check(x)\n"},
+       {"a.cu",
+        "#include \"util.h\"\nvoid f() { nvmlInit(); int nvmlDev = 0; nvml_check(nvmlDev);\n"
+        "  NPP_ASSERT(nppiFree(p)); nvtx_helper(); nvtxRangePop(); Npp8u b; }\n"
+        "npp::ImageAllocator<Npp8u> a;\n"}},
+      1);
+  EXPECT_EQ(brief(report.files[0]),
+            (Strings{"2:12 cuda-api nvmlInit", "3:14 cuda-api nppiFree", "3:43 cuda-api nvtxRangePop",
+                     "3:59 cuda-api Npp8u", "4:21 cuda-api Npp8u"}));
+}
+
 TEST(Scanner, KernelLaunches) {
   EXPECT_EQ(brief("a.cu",
                   "k<<<1, 2>>>(x);\nns::k2<<<g, b, 0, s>>>();\nk3<float, 4><<<1, 1>>>();\n"
@@ -290,9 +304,26 @@ TEST(Scanner, WarpSizeConstants) {
 TEST(Scanner, NamedConstantsCarryTheirValueToTheUse) {
   FileScan scan = scan_source("a.cu",
                               "#define MASK 0xffffffff\nconstexpr unsigned BITS = 32;\n"
-                              "unsigned b = __ballot_sync(MASK, p);\n");
+                              "uint64_t b = __ballot_sync(MASK, p);\n");
   EXPECT_EQ(brief(scan), (Strings{"3:28 warp-mask-32bit MASK"}));
   EXPECT_NE(scan.findings[0].message().find("MASK (= 0xffffffff)"), std::string::npos);
+}
+
+// Lane masks written ~0u or uint32_t(-1), held in 32-bit variables, or a ballot kept in 32 bits.
+TEST(Scanner, ThirtyTwoBitMasksInOtherForms) {
+  FileScan scan =
+      scan_source("a.cu",
+                  "__device__ void f(float v) {\n"
+                  "  unsigned vote = __ballot_sync(~0u, v > 0);\n"
+                  "  unsigned mask = 0xffff;\n  uint64_t wide = __activemask();\n"
+                  "  v = __shfl_xor_sync(mask, v, 1) + __shfl_xor_sync(wide, v, 1);\n"
+                  "  v += __shfl_sync(uint32_t(-1), v, 0) + __shfl_sync(~0ull, v, 0);\n}\n");
+  EXPECT_EQ(brief(scan), (Strings{"2:12 warp-mask-32bit vote", "2:33 warp-mask-32bit ~0u",
+                                  "4:19 activemask __activemask", "5:23 warp-mask-32bit mask",
+                                  "6:20 warp-mask-32bit uint32_t(-1)"}));
+  EXPECT_NE(scan.findings[0].message().find("lanes 32-63 are lost"), std::string::npos);
+  EXPECT_NE(scan.findings[3].message().find("32-bit variable passed to __shfl_xor_sync"),
+            std::string::npos);
 }
 
 TEST(Scanner, ActivemaskSyncwarpAndCooperativeGroups) {
@@ -301,8 +332,8 @@ TEST(Scanner, ActivemaskSyncwarpAndCooperativeGroups) {
                   "namespace cg = cooperative_groups;\n"
                   "auto t = cg::tiled_partition<32>(cg::this_thread_block());\n"
                   "cg::memcpy_async(g, d, s, n); cooperative_groups::wait(g); cg::sync(g);\n"),
-            (Strings{"1:14 activemask __activemask", "2:1 syncwarp __syncwarp",
-                     "4:30 warp-size-literal 32",
+            (Strings{"1:10 warp-mask-32bit m", "1:14 activemask __activemask",
+                     "2:1 syncwarp __syncwarp", "4:30 warp-size-literal 32",
                      "5:5 cooperative-groups cooperative_groups::memcpy_async",
                      "5:51 cooperative-groups cooperative_groups::wait"}));
   EXPECT_EQ(brief("a.cu", "using namespace cooperative_groups;\nwait_prior<1>(g); wait(g);\n"),

@@ -82,8 +82,42 @@ bool is_warp_name(std::string_view name) {
          contains_nocase(name, "sz");
 }
 
+namespace {
+
+bool narrow_type(std::string_view name) {
+  return name == "unsigned" || name == "uint32_t" || name == "int" || name == "uint" ||
+         name == "int32_t";
+}
+
+}  // namespace
+
+bool Scanner::declaration(std::size_t i) {
+  // unsigned mask = ...;  uint32_t vote;  unsigned int m{...}
+  if (!narrow_type(text(i))) return false;
+  if (is_ident(i + 1) && !narrow_type(text(i + 1)) &&
+      (is_punct(i + 2, "=") || is_punct(i + 2, ";") || is_punct(i + 2, ",") ||
+       is_punct(i + 2, "{")))
+    narrow_.insert(text(i + 1));
+  return true;
+}
+
 void Scanner::warp_op(std::size_t i) {
   warp_.statement.warp_ops.push_back(static_cast<std::uint32_t>(i));
+  std::string_view op = text(i);
+  // A lane mask held in a 32-bit variable: __shfl_sync(mask, ...) with `unsigned mask`.
+  if (op.ends_with("_sync") && is_punct(i + 1, "(") && is_ident(i + 2) && is_punct(i + 3, ",") &&
+      narrow_.contains(text(i + 2)))
+    add(Rule::warp_mask_32bit, Category::hazard, i + 2, keep(text(i + 2)),
+        format("lane mask {} is a 32-bit variable passed to {}: lane masks are 64-bit on AMD "
+               "wavefronts (declare it uint64_t)",
+               text(i + 2), op));
+  // A ballot kept in 32 bits: unsigned vote = __ballot_sync(...);
+  if ((op.starts_with("__ballot") || op == "__activemask") && i >= 3 && is_punct(i - 1, "=") &&
+      is_ident(i - 2) && is_ident(i - 3) && narrow_type(text(i - 3)))
+    add(Rule::warp_mask_32bit, Category::hazard, i - 2, keep(text(i - 2)),
+        format("{} keeps the result of {} in 32 bits: on 64-lane wavefronts lanes 32-63 are "
+               "lost (declare it uint64_t)",
+               text(i - 2), op));
   for (auto it = warp_.blocks.rbegin(); it != warp_.blocks.rend(); ++it) {
     if (it->is_loop) {
       if (it->warp_op < 0) it->warp_op = static_cast<std::int64_t>(i);
@@ -97,6 +131,22 @@ void Scanner::number(std::size_t i) {
   auto value = integer_value(text(i));
   if (!value) return;
   std::uint64_t v = *value;
+  // ~0u and uint32_t(-1), (unsigned)-1: 32-bit all-lanes masks too.
+  if (v == 0 && i > 0 && is_punct(i - 1, "~") &&
+      text(i).find_first_of("lL") == std::string_view::npos) {
+    warp_.statement.candidates.push_back({static_cast<std::uint32_t>(i - 1), 0xffffffffull,
+                                          Candidate::mask, format("~{}", text(i))});
+    return;
+  }
+  if (v == 1 && i >= 3 && is_punct(i - 1, "-") &&
+      ((is_punct(i - 2, "(") && is_ident(i - 3) && narrow_type(text(i - 3))) ||
+       (is_punct(i - 2, ")") && is_ident(i - 3) && narrow_type(text(i - 3))))) {
+    std::string_view written =
+        is_punct(i - 2, "(") ? format("{}(-1)", text(i - 3)) : format("({})-1", text(i - 3));
+    warp_.statement.candidates.push_back(
+        {static_cast<std::uint32_t>(i - 3), 0xffffffffull, Candidate::mask, written});
+    return;
+  }
   if (v != 5 && v != 16 && v != 31 && v != 32 && v != 0xffffffffull) return;
   // kWarpSize = 32, WARP_SIZE{32}, template <int WarpSize = 32>
   if (v == 32 && i >= 2 && (is_punct(i - 1, "=") || is_punct(i - 1, "{")) && is_ident(i - 2) &&
@@ -321,6 +371,7 @@ void Scanner::close_block() {
     warp_.device_depth = -1;  // the device function ends: its thread-index variables with it
     warp_.device_function = {};
     thread_derived_.clear();
+    narrow_.clear();
   }
 }
 
