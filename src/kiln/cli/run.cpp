@@ -22,7 +22,7 @@ struct RunArgs {
   std::string workflows;
   std::string event = "push";
   std::string event_file;
-  std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files;
+  std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files, labels;
   int max_parallel = 0;
   bool dry_run = false, json = false, verbose = false, keep_workspaces = false;
   std::string store;
@@ -55,11 +55,20 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
       }
       json outputs = json::object();
       for (const auto& [k, v] : job.outputs) outputs[k] = v;
+      json failure = nullptr;
+      if (job.failure)
+        failure = {{"step", job.failure->step.empty() ? json(nullptr) : json(job.failure->step)},
+                   {"step_index",
+                    job.failure->step.empty() ? json(nullptr) : json(job.failure->step_index)},
+                   {"kind", job.failure->kind},
+                   {"exit_code", job.failure->exit_code},
+                   {"last_lines", job.failure->last_lines}};
       jobs.push_back({{"key", job.key},
                       {"job", job.job_id},
                       {"name", job.name},
                       {"conclusion", store::to_string(job.conclusion)},
                       {"reason", job.reason},
+                      {"failure", failure},
                       {"order", job.order},
                       {"duration_ms", job.duration.count()},
                       {"matrix", job.matrix},
@@ -83,6 +92,13 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
 
 Result<engine::RunOptions> make_options(const RunArgs& args) {
   engine::RunOptions options;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(args.directory, ec))
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("-C {}: no such directory", args.directory));
+  if (!args.simulate_gpus.empty() && !std::filesystem::is_regular_file(args.simulate_gpus, ec))
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--simulate-gpus {}: no such file", args.simulate_gpus));
   options.repository = args.directory;
   if (!args.workflows.empty()) options.workflows = args.workflows;
   options.event_name = args.event;
@@ -124,6 +140,7 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   if (!args.simulate_gpus.empty()) options.simulate_gpus = args.simulate_gpus;
   options.keep_workspaces = args.keep_workspaces;
   KILN_TRY_VOID(apply_host_config(args.config, options));
+  KILN_TRY_VOID(apply_label_flags(args.labels, options));
   KILN_TRY(options.actions_mirror, actions_mirror(args.actions_mirror));
   // --container-engine, else $KILN_CONTAINER_ENGINE, else kiln.yml's containers.engine.
   if (!args.container_engine.empty()) {
@@ -144,7 +161,14 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   return options;
 }
 
-void on_signal(int) { engine::request_cancel(); }
+// The signal that cancelled the run: kiln then exits with 128 + it (130 for Ctrl-C), as shells
+// report a command a signal ended.
+volatile std::sig_atomic_t g_signal = 0;
+
+void on_signal(int signal) {
+  g_signal = signal;
+  engine::request_cancel();
+}
 
 int run_command(const RunArgs& args) {
   auto options = make_options(args);
@@ -186,6 +210,7 @@ int run_command(const RunArgs& args) {
     fmt::print("{}\n", to_json(*report).dump(2));
   else
     print_summary(stdout, *report, stdout_is_terminal() && !std::getenv("NO_COLOR"));
+  if (g_signal != 0) return 128 + g_signal;
   return report->exit_code();
 }
 
@@ -209,6 +234,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-parallel", args->max_parallel, "jobs at once (default: CPUs)");
   cmd->add_option("--config", args->config,
                   "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml)");
+  cmd->add_option("--label", args->labels,
+                  "a runs-on label this host serves: NAME, or NAME=REQUEST to map it to GPU "
+                  "labels ('gpu-a100=gpu gpu-model:a100'), as kiln.yml does")
+      ->allow_extra_args(false);
   cmd->add_option("--simulate-gpus", args->simulate_gpus,
                   "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
   cmd->add_option("--actions-mirror", args->actions_mirror,

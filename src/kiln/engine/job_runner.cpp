@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <fstream>
 #include <random>
 
@@ -55,12 +56,7 @@ std::string stored_text(std::string_view kind, std::string_view text) {
 Result<double> minutes_of(const std::optional<workflow::Text>& text, const expr::Context& context) {
   if (!text) return 0.0;
   KILN_TRY(auto value, expr::evaluate_template(text->value, context, text->where));
-  std::string s = expr::to_text(value);
-  char* end = nullptr;
-  double minutes = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0' || minutes <= 0)
-    return fail_at(text->where, "timeout-minutes must be a positive number, got '{}'", s);
-  return minutes;
+  return parse_timeout_minutes(expr::to_text(value), text->where);
 }
 
 Result<bool> flag_of(const std::optional<workflow::Text>& text, const expr::Context& context) {
@@ -76,6 +72,11 @@ class JobRun : public ActionHost {
     references_.is_builtin_action = [](std::string_view uses) {
       return exec::is_builtin_action(uses);
     };
+  }
+
+  // The job as the observer shows it (JobSetup::shown_key).
+  const std::string& shown_key() const {
+    return setup_.shown_key.empty() ? summary_.key : setup_.shown_key;
   }
 
   JobSummary run() {
@@ -108,9 +109,14 @@ class JobRun : public ActionHost {
 
  private:
   Status prepare() {
-    job_dir_ = setup_.kiln_dir / "work" / std::to_string(setup_.run_id) / safe_name(summary_.key);
+    // The job's own directory: keys are unique in a run, but their file-system-safe names may
+    // not be ("a b" and "a_b"): a name another job of the run already has gets the job's row id.
+    auto run_dir = setup_.kiln_dir / "work" / std::to_string(setup_.run_id);
     std::error_code ec;
-    std::filesystem::remove_all(job_dir_, ec);
+    std::filesystem::create_directories(run_dir, ec);
+    job_dir_ = run_dir / safe_name(summary_.key);
+    if (!std::filesystem::create_directory(job_dir_, ec) && !ec)
+      job_dir_ = run_dir / fmt::format("{}-{}", safe_name(summary_.key), setup_.job_row);
     workspace_ = job_dir_ / "workspace";
     temp_dir_ = job_dir_ / "temp";
     for (const auto& dir : {workspace_, temp_dir_, setup_.kiln_dir / "tool-cache"}) {
@@ -267,6 +273,7 @@ class JobRun : public ActionHost {
     if (verdict.failed) {
       failed_ = true;
       summary_.reason = verdict.reason;
+      if (!summary_.failure) summary_.failure = StepFailure{.kind = "gate"};
     }
   }
 
@@ -317,6 +324,8 @@ class JobRun : public ActionHost {
 
     auto step_started = Clock::now();
     raw_outputs_.clear();
+    recent_lines_.clear();
+    step_end_kind_.clear();
     Conclusion outcome = Conclusion::success;
     if (!should_run) {
       log_kiln("error", should_run.error().to_string());
@@ -325,7 +334,7 @@ class JobRun : public ActionHost {
       outcome = Conclusion::skipped;
     } else {
       // The step's name heads its output on the terminal; the store has it in the step row.
-      setup_.observer->job_line(summary_.key, "kiln", fmt::format("▶ {}", result.name));
+      setup_.observer->job_line(shown_key(), "kiln", fmt::format("▶ {}", result.name));
       outcome = execute(step, result);
     }
     result.outcome = outcome;
@@ -336,6 +345,9 @@ class JobRun : public ActionHost {
     }
     if (result.conclusion == Conclusion::failure) failed_ = true;
     if (outcome == Conclusion::cancelled) failed_ = true;
+    if ((result.conclusion == Conclusion::failure || outcome == Conclusion::cancelled) &&
+        !summary_.failure)
+      record_failure(result, outcome);
     result.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - step_started);
 
     // Later steps see the outputs as written; what is stored and reported is masked.
@@ -362,6 +374,28 @@ class JobRun : public ActionHost {
     if (row.id) (void)setup_.store->update_step(row);
     summary_.steps.push_back(std::move(result));
     current_step_.reset();
+  }
+
+  // The first step that failed: how it ended and its last lines, and the job's reason.
+  void record_failure(const StepSummary& result, Conclusion outcome) {
+    StepFailure failure;
+    failure.step_index = result.index;
+    failure.step = result.name;
+    failure.exit_code = result.exit_code;
+    failure.kind = !step_end_kind_.empty()            ? step_end_kind_
+                   : outcome == Conclusion::cancelled ? "cancelled"
+                   : result.exit_code != 0            ? "exit code"
+                                                      : "error";
+    failure.last_lines.assign(recent_lines_.begin(), recent_lines_.end());
+    // A cancelled job's reason is why it was cancelled (fail-fast, concurrency, Ctrl-C): the
+    // scheduler knows it.
+    if (summary_.reason.empty() && failure.kind != "cancelled")
+      summary_.reason =
+          failure.kind == "exit code"
+              ? fmt::format("step '{}' failed with exit code {}", failure.step, failure.exit_code)
+          : failure.kind == "timeout" ? fmt::format("step '{}' timed out", failure.step)
+                                      : fmt::format("step '{}' failed", failure.step);
+    summary_.failure = std::move(failure);
   }
 
   std::string default_step_name(const workflow::Step& step) const {
@@ -486,6 +520,7 @@ class JobRun : public ActionHost {
       case exec::StepOutcome::failure:
         return Conclusion::failure;
       case exec::StepOutcome::timed_out:
+        step_end_kind_ = "timeout";
         if (step_limit) {
           log_kiln("error", fmt::format("The step timed out after {} minutes.", *step_minutes));
         } else {
@@ -590,6 +625,7 @@ class JobRun : public ActionHost {
       context_.contexts["env"][key] = value;
     }
     exec::add_path_entries(path_additions_, result.path_additions);
+    if (result.outcome == exec::StepOutcome::timed_out) step_end_kind_ = "timeout";
     if (result.outcome == exec::StepOutcome::timed_out && step_limit) {
       log_kiln("error", fmt::format("The step timed out after {} minutes.", step_minutes_));
     } else if (result.outcome == exec::StepOutcome::timed_out && !timed_out_) {
@@ -690,6 +726,7 @@ class JobRun : public ActionHost {
       log_kiln("error", outcome.budget_failure);
       failed_ = true;
       summary_.reason = outcome.budget_failure;
+      if (!summary_.failure) summary_.failure = StepFailure{.kind = "gpu memory budget"};
     }
     summary_.gpu = gpu::summary_to_json(outcome.summary);
     if (auto row = setup_.store->get_job(setup_.job_row)) {
@@ -737,10 +774,14 @@ class JobRun : public ActionHost {
       }
       summary_.outputs[key] = *value;
     }
+    // A job that ran out of time failed, whether or not a step was running then.
     bool was_cancelled = setup_.cancel->cancelled() && !timed_out_;
-    summary_.conclusion = was_cancelled ? Conclusion::cancelled
-                          : failed_     ? Conclusion::failure
-                                        : Conclusion::success;
+    summary_.conclusion = was_cancelled           ? Conclusion::cancelled
+                          : failed_ || timed_out_ ? Conclusion::failure
+                                                  : Conclusion::success;
+    if (timed_out_ && summary_.reason.empty())
+      summary_.reason = fmt::format("the job exceeded its maximum execution time of {} minutes",
+                                    job_timeout_minutes_);
     summary_.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
     if (auto row = setup_.store->get_job(setup_.job_row)) {
       row->status = summary_.conclusion == Conclusion::success     ? store::JobStatus::success
@@ -766,6 +807,16 @@ class JobRun : public ActionHost {
  public:
   // Lines of the job's log: to the store as they come, and to the observer.
   void log_line(std::string_view kind, std::string_view text) {
+    // The running step's last lines, for the failure summary (record_failure).
+    if (current_step_ && setup_.options->failure_lines > 0 &&
+        (kind == "output" || kind == "stderr" || kind == "error" || kind == "warning" ||
+         kind == "kiln")) {
+      recent_lines_.push_back(kind == "error" || kind == "warning"
+                                  ? fmt::format("{}: {}", kind, text)
+                                  : std::string(text));
+      while (recent_lines_.size() > static_cast<size_t>(setup_.options->failure_lines))
+        recent_lines_.pop_front();
+    }
     store::LogLine line;
     line.job_id = setup_.job_row;
     line.step_index = current_step_;
@@ -774,10 +825,10 @@ class JobRun : public ActionHost {
     line.time = store::now_ms();
     if (auto stored = setup_.store->append_log(line); !stored && !store_warned_) {
       store_warned_ = true;
-      setup_.observer->job_line(summary_.key, "warning",
+      setup_.observer->job_line(shown_key(), "warning",
                                 "cannot write the log to the store: " + stored.error().to_string());
     }
-    setup_.observer->job_line(summary_.key, kind, text);
+    setup_.observer->job_line(shown_key(), kind, text);
   }
 
   void log_kiln(std::string_view kind, const std::string& text) {
@@ -843,6 +894,8 @@ class JobRun : public ActionHost {
   std::map<std::string, std::string> file_env_;
   std::vector<std::string> path_additions_;
   std::map<std::string, std::string> raw_outputs_;  // of the step running now, unmasked
+  std::deque<std::string> recent_lines_;            // of the step running now, masked
+  std::string step_end_kind_;  // "timeout" when the step running now ran out of time
   std::vector<std::function<bool()>> post_actions_;
   // While a step runs an action: the end of its timeout-minutes, for the action's processes.
   std::optional<Clock::time_point> step_deadline_;

@@ -3,20 +3,34 @@
 #include "kiln/gpu/allocator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "kiln/engine/workflow_call.h"
-#include "kiln/exec/actions.h"
 #include "kiln/container/check.h"
 #include "kiln/container/gpu_flags.h"
+#include "kiln/engine/workflow_call.h"
+#include "kiln/exec/actions.h"
 #include "kiln/gpu/request.h"
 #include "kiln/plan/matrix.h"
 #include "kiln/plan/trigger.h"
 #include "kiln/workflow/loader.h"
+#include "kiln/workflow/yaml_reader.h"
 
 namespace kiln::engine {
+namespace {}  // namespace
+
+SourceLocation gpu_request_where(std::span<const gpu::GpuLabel> labels,
+                                 const SourceLocation& runs_on, const SourceLocation& options) {
+  auto from_labels = gpu::parse_gpu_request(labels);
+  if (from_labels && !from_labels->wants_gpus() && !options.empty()) return options;
+  for (const auto& label : labels)
+    if (gpu::is_grammar_label(label.value)) return label.where;
+  return runs_on;
+}
+
 namespace {
 
 // Evaluates every `${{ }}` string inside a matrix definition, keeping other values as written.
@@ -55,6 +69,52 @@ bool text_refers_to_needs(const std::string& text) {
 std::string scalar_text(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
   return value.dump();
+}
+
+// The keys a job's matrix can have, as written; nullopt when an expression decides them (a
+// matrix or an include list that is one `${{ }}`).
+std::optional<std::set<std::string>> matrix_keys(const workflow::Job& job) {
+  std::set<std::string> keys;
+  if (!job.strategy || !job.strategy->matrix) return keys;
+  const auto& matrix = *job.strategy->matrix;
+  if (!matrix.is_object()) return std::nullopt;
+  for (const auto& [key, value] : matrix.items()) {
+    if (key == "exclude") continue;
+    if (key != "include") {
+      keys.insert(key);
+      continue;
+    }
+    if (!value.is_array()) return std::nullopt;
+    for (const auto& entry : value) {
+      if (!entry.is_object()) return std::nullopt;
+      for (const auto& [include_key, ignored] : entry.items()) keys.insert(include_key);
+    }
+  }
+  return keys;
+}
+
+// --matrix K=V names a key of the matrix of at least one job that runs (unless an expression
+// decides some job's keys: then it cannot be known before the run).
+Status check_matrix_filter(const Selection& selection, const RunOptions& options) {
+  if (options.matrix_filter.empty()) return {};
+  std::set<std::string> known;
+  for (const auto& selected : selection.triggered) {
+    KILN_TRY(auto ids, jobs_to_run(selected.workflow, options.job_filter));
+    for (const auto& id : ids) {
+      auto keys = matrix_keys(*selected.workflow.find_job(id));
+      if (!keys) return {};
+      known.insert(keys->begin(), keys->end());
+    }
+  }
+  for (const auto& [key, value] : options.matrix_filter)
+    if (!known.contains(key))
+      return make_error(
+          ErrorCode::invalid_input,
+          known.empty() ? fmt::format("--matrix {}={}: no job that runs has a matrix", key, value)
+                        : fmt::format("--matrix {}={}: no job that runs has the matrix key '{}' "
+                                      "(keys: {})",
+                                      key, value, key, fmt::join(known, ", ")));
+  return {};
 }
 
 }  // namespace
@@ -96,11 +156,67 @@ Result<gpu::GpuRequest> job_gpu_request(std::span<const gpu::GpuLabel> labels,
   return container::gpu_request_from_options(*container_options).value_or(request);
 }
 
-workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
-                                       const gpu::GpuLabelMap& custom,
-                                       const gpu::Inventory* inventory) {
+Status check_served_labels(std::span<const gpu::GpuLabel> labels, const gpu::GpuLabelMap& host) {
+  for (const auto& label : labels) {
+    if (host.serves(label.value)) continue;
+    std::vector<std::string> names = gpu::GpuLabelMap::builtin_labels();
+    for (const auto& pattern : host.patterns())
+      if (pattern.find('{') == std::string::npos) names.push_back(pattern);
+    std::vector<std::string_view> candidates(names.begin(), names.end());
+    return fail_at(label.where,
+                   "runs-on label '{}' is not a label this host serves{} (it serves {}, the GPU "
+                   "labels gpu, gpu:N, gpu-vendor:..., and the labels of kiln.yml); map it in "
+                   "kiln.yml (labels: or gpus.labels:) or pass --label '{}' or --label "
+                   "'{}=REQUEST'",
+                   label.value, workflow::detail::suggestion(label.value, candidates),
+                   fmt::join(gpu::GpuLabelMap::builtin_labels(), ", "), label.value, label.value);
+  }
+  return {};
+}
+
+Result<std::vector<gpu::GpuLabel>> instance_labels(const workflow::RunsOn& runs_on,
+                                                   const expr::Context& context) {
+  std::vector<gpu::GpuLabel> labels;
+  for (const auto& label : runs_on.labels) {
+    KILN_TRY(auto value, expr::evaluate_template(label.value, context, label.where));
+    if (!value.is_array()) {
+      labels.push_back({expr::to_text(value), label.where});
+      continue;
+    }
+    for (const auto& item : value) {
+      if (item.is_array() || item.is_object())
+        return fail_at(label.where, "runs-on: '{}' gives {}, not a list of labels", label.value,
+                       value.dump());
+      labels.push_back({expr::to_text(item), label.where});
+    }
+  }
+  return labels;
+}
+
+Result<double> parse_timeout_minutes(const std::string& text, const SourceLocation& where) {
+  char* end = nullptr;
+  double minutes = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(minutes) || minutes <= 0)
+    return fail_at(where, "timeout-minutes must be a positive number, got '{}'", text);
+  if (minutes > k_max_timeout_minutes)
+    return fail_at(where, "timeout-minutes {} is out of range: at most {} (a year)", text,
+                   k_max_timeout_minutes);
+  return minutes;
+}
+
+workflow::Diagnostics check_job_settings(const workflow::Workflow& workflow,
+                                         const gpu::GpuLabelMap& custom,
+                                         const gpu::Inventory* inventory) {
   workflow::Diagnostics diagnostics;
+  auto check_timeout = [&](const std::optional<workflow::Text>& text) {
+    if (!text || expr::has_template(text->value)) return;
+    if (auto minutes = parse_timeout_minutes(text->value, text->where); !minutes)
+      diagnostics.push_back(
+          {workflow::Severity::error, minutes.error().where, minutes.error().message});
+  };
   for (const auto& job : workflow.jobs) {
+    check_timeout(job.timeout_minutes);
+    for (const auto& step : job.steps) check_timeout(step.timeout_minutes);
     std::vector<gpu::GpuLabel> labels;
     bool templated = false;
     for (const auto& label : job.runs_on.labels) {
@@ -108,6 +224,11 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
         templated = true;
       else
         labels.push_back({label.value, label.where});
+    }
+    if (auto served = check_served_labels(labels, custom); !served) {
+      diagnostics.push_back(
+          {workflow::Severity::error, served.error().where, served.error().message});
+      continue;
     }
     auto expanded = custom.expand(labels);
     std::optional<std::string> options;
@@ -130,12 +251,7 @@ workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
     if (!inventory || templated || !request->wants_gpus()) continue;
     auto decision = gpu::choose_gpus(*inventory, {}, *request);
     if (decision.verdict != gpu::Verdict::never) continue;
-    SourceLocation where = options ? options_where : job.runs_on.where;
-    for (const auto& label : expanded)
-      if (label.value.starts_with("gpu")) {
-        where = label.where;
-        break;
-      }
+    SourceLocation where = gpu_request_where(expanded, job.runs_on.where, options_where);
     diagnostics.push_back({workflow::Severity::error, where,
                            fmt::format("job '{}' asks for {}: {}", job.id, request->to_string(),
                                        decision.reason)});
@@ -186,16 +302,25 @@ Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& conte
   }
   if (combinations.empty()) combinations.emplace_back(nullptr);
 
-  // --matrix K=V keeps the combinations whose K is V.
+  // --matrix K=V keeps the combinations whose K is V, for the keys this job's matrix has: a job
+  // without K in its matrix (or without a matrix) is not filtered by it.
+  std::set<std::string> keys;
+  for (const auto& combination : combinations)
+    if (combination.is_object())
+      for (const auto& [key, value] : combination.items()) keys.insert(key);
   std::vector<nlohmann::ordered_json> kept;
   for (auto& combination : combinations) {
     bool keep = std::all_of(matrix_filter.begin(), matrix_filter.end(), [&](const auto& filter) {
+      if (!keys.contains(filter.first)) return true;
       return combination.is_object() && combination.contains(filter.first) &&
              scalar_text(combination[filter.first]) == filter.second;
     });
     if (keep) kept.push_back(std::move(combination));
   }
 
+  // Duplicate combinations are separate jobs, as on GitHub: the display name repeats, the key
+  // (GitHub's job reference name) gets "_2", "_3"... so each has its own directory and row.
+  std::set<std::string> used_keys;
   int total = static_cast<int>(kept.size());
   for (int i = 0; i < total; ++i) {
     PlannedInstance instance;
@@ -206,13 +331,15 @@ Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& conte
                              ? fmt::format(" ({})", plan::matrix_values_text(instance.matrix))
                              : std::string{};
     instance.key = job.id + suffix;
+    for (int attempt = 2; !used_keys.insert(instance.key).second; ++attempt)
+      instance.key = fmt::format("{}{}_{}", job.id, suffix, attempt);
     if (job.name) {
       expr::Context named = context;
       named.contexts["matrix"] = nlohmann::json::parse(instance.matrix.dump());
       KILN_TRY(auto name, expr::interpolate(job.name->value, named, job.name->where));
       instance.name = expr::has_template(job.name->value) ? name : name + suffix;
     } else {
-      instance.name = instance.key;
+      instance.name = job.id + suffix;
     }
     planned.instances.push_back(std::move(instance));
   }
@@ -270,7 +397,7 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     selection.diagnostics.insert(selection.diagnostics.end(), loaded.diagnostics.begin(),
                                  loaded.diagnostics.end());
     if (!loaded.workflow) continue;
-    auto gpu_errors = check_gpu_labels(*loaded.workflow, options.gpu_labels);
+    auto gpu_errors = check_job_settings(*loaded.workflow, options.gpu_labels);
     auto container_errors = container::check_containers(*loaded.workflow, options.container_policy);
     gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
@@ -298,6 +425,8 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     if (!jobs_found.contains(id) && !workflow::has_errors(selection.diagnostics))
       return make_error(ErrorCode::invalid_input,
                         fmt::format("--job {}: no workflow has a job with this id", id));
+  if (!workflow::has_errors(selection.diagnostics))
+    KILN_TRY_VOID(check_matrix_filter(selection, options));
   return selection;
 }
 
@@ -327,7 +456,8 @@ using Filter = std::vector<std::pair<std::string, std::string>>;
 
 // One job of the plan (--dry-run --json; the schema is in docs/cli.md).
 Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::Context& context,
-                                          const std::string& prefix, const Filter& matrix_filter) {
+                                          const std::string& prefix, const Filter& matrix_filter,
+                                          const gpu::GpuLabelMap& host) {
   using json = nlohmann::ordered_json;
   json needs = json::array();
   for (const auto& need : job.needs) needs.push_back(prefix + need.value);
@@ -370,9 +500,11 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
                                                 ? expr::Value::object()
                                                 : expr::Value::parse(instance.matrix.dump());
       json labels = json::array();
-      for (const auto& label : job.runs_on.labels) {
-        auto value = expr::interpolate(label.value, instance_context, label.where);
-        labels.push_back(value ? *value : label.value);
+      if (auto resolved = instance_labels(job.runs_on, instance_context)) {
+        KILN_TRY_VOID(check_served_labels(*resolved, host));
+        for (const auto& label : *resolved) labels.push_back(label.value);
+      } else {  // a value only the run has (a needs output): shown as written
+        for (const auto& label : job.runs_on.labels) labels.push_back(label.value);
       }
       instances.push_back({{"key", prefix + instance.key},
                            {"name", prefix + instance.name},
@@ -398,11 +530,11 @@ using CalledMap = std::map<std::string, std::shared_ptr<const workflow::CalledWo
 Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& wf,
                        const std::vector<std::string>& ids, const expr::Context& context,
                        const std::string& prefix, const Filter& matrix_filter,
-                       const CalledMap& called, int level) {
+                       const gpu::GpuLabelMap& host, const CalledMap& called, int level) {
   using json = nlohmann::ordered_json;
   for (const auto& id : ids) {
     const auto& job = *wf.find_job(id);
-    KILN_TRY(auto entry, plan_entry(job, context, prefix, matrix_filter));
+    KILN_TRY(auto entry, plan_entry(job, context, prefix, matrix_filter, host));
     if (!job.calls_workflow()) {
       jobs.push_back(std::move(entry));
       continue;
@@ -430,8 +562,8 @@ Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& w
       called_context.contexts = std::move(prepared.contexts);
       called_context.contexts["env"] = expr::Value::object();
       KILN_TRY_VOID(plan_jobs(jobs, target, called_ids, called_context,
-                              instance["key"].get<std::string>() + " / ", matrix_filter, called,
-                              level + 1));
+                              instance["key"].get<std::string>() + " / ", matrix_filter, host,
+                              called, level + 1));
     }
   }
   return {};
@@ -484,8 +616,8 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
 
     KILN_TRY(auto job_ids, jobs_to_run(wf, options.job_filter));
     json jobs = json::array();
-    KILN_TRY_VOID(
-        plan_jobs(jobs, wf, job_ids, context, "", options.matrix_filter, selection.called, 1));
+    KILN_TRY_VOID(plan_jobs(jobs, wf, job_ids, context, "", options.matrix_filter,
+                            options.gpu_labels, selection.called, 1));
     plan["workflows"].push_back(
         {{"workflow", selected.path.string()}, {"name", selected.name}, {"jobs", jobs}});
   }

@@ -121,6 +121,7 @@ struct WorkflowState {
   Clock::time_point started;
   std::vector<JobSummary> finished;
   std::vector<std::unique_ptr<CallScope>> scopes;
+  std::string shown_prefix;  // "ci/" when another workflow of the run has a job of the same id
 };
 
 store::JobStatus to_job_status(Conclusion conclusion) {
@@ -177,8 +178,14 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
           called->workflow.name ? called->workflow.name->value : called->display.string();
       called_[uses] = std::move(selected);
     }
+    // Two workflows with a job of the same id: their lines are told apart as [workflow/job].
+    std::map<std::string, int> id_count;
+    for (const auto& selected : selection.triggered)
+      for (const auto& job : selected.workflow.jobs) ++id_count[job.id];
     for (const auto& selected : selection.triggered) {
-      KILN_TRY_VOID(start_workflow(selected));
+      bool shared = std::any_of(selected.workflow.jobs.begin(), selected.workflow.jobs.end(),
+                                [&](const auto& job) { return id_count[job.id] > 1; });
+      KILN_TRY_VOID(start_workflow(selected, shared ? selected.path.stem().string() + "/" : ""));
     }
     loop();
     RunReport report;
@@ -188,9 +195,10 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   }
 
  private:
-  Status start_workflow(const SelectedWorkflow& selected) {
+  Status start_workflow(const SelectedWorkflow& selected, const std::string& shown_prefix) {
     auto state = std::make_unique<WorkflowState>();
     state->selected = &selected;
+    state->shown_prefix = shown_prefix;
     state->started = Clock::now();
     store::Run run;
     run.repository =
@@ -552,28 +560,26 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
                                             : expr::Value::parse(instance.planned.matrix.dump());
       std::string error;
       std::vector<gpu::GpuLabel> gpu_labels;
-      for (const auto& label : job.runs_on.labels) {
-        auto value = expr::interpolate(label.value, instance_context, label.where);
-        if (value) {
-          instance.labels.push_back(*value);
-          gpu_labels.push_back({*value, label.where});
-        } else {
-          error = value.error().to_string();
-        }
+      if (auto labels = instance_labels(job.runs_on, instance_context)) {
+        gpu_labels = std::move(*labels);
+        for (const auto& label : gpu_labels) instance.labels.push_back(label.value);
+        if (auto served = check_served_labels(gpu_labels, options_.gpu_labels); !served)
+          error = served.error().to_string();
+      } else {
+        error = labels.error().to_string();
       }
       gpu_labels = options_.gpu_labels.expand(gpu_labels);
-      for (const auto& label : gpu_labels)
-        if (label.value.starts_with("gpu") && instance.gpu_where.empty())
-          instance.gpu_where = label.where;
       std::optional<std::string> container_options;
+      SourceLocation options_where;
       if (job.container && job.container->options) {
         const auto& text = *job.container->options;
+        options_where = text.where;
         if (auto value = expr::interpolate(text.value, instance_context, text.where))
           container_options = *value;
         else
           error = value.error().to_string();
-        if (instance.gpu_where.empty()) instance.gpu_where = text.where;
       }
+      instance.gpu_where = gpu_request_where(gpu_labels, job.runs_on.where, options_where);
       if (auto request = job_gpu_request(gpu_labels, container_options))
         instance.gpu_request = *request;
       else
@@ -664,9 +670,9 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
                                 std::filesystem::copy_options::recursive, ec);
         }
         if (ec) {
-          observer_.job_line(instance.planned.key, "warning",
-                             fmt::format("cannot reuse artifact {}: {}", artifact.name,
-                                         ec.message()));
+          observer_.job_line(
+              shown(instance), "warning",
+              fmt::format("cannot reuse artifact {}: {}", artifact.name, ec.message()));
           continue;
         }
         artifact.run_id = wf.run.id;
@@ -677,7 +683,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         (void)store_.create_artifact(artifact);
       }
     }
-    observer_.job_line(instance.planned.key, "kiln",
+    observer_.job_line(shown(instance), "kiln",
                        fmt::format("succeeded in run {}: not run again", earlier.run_id));
     finish_instance_now(instance, Conclusion::success,
                         fmt::format("reused from run {}", earlier.run_id));
@@ -729,9 +735,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         (void)store_.update_job(*row);
       }
     }
-    if (conclusion == Conclusion::failure)
-      observer_.job_line(instance.planned.key, "error", reason);
-    observer_.job_finished(instance.summary);
+    if (conclusion == Conclusion::failure) observer_.job_line(shown(instance), "error", reason);
+    finished_to_observer(instance);
   }
 
   // Starts queued instances while slots are free, in plan order (FIFO). GPU jobs go through
@@ -749,6 +754,18 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
           if (!place_on_gpus(instance, pass)) continue;
           launch(*wf, *node, instance);
         }
+  }
+
+  // The job as the observer shows it: its key, or "workflow/key" (WorkflowState::shown_prefix).
+  static std::string shown(const Instance& instance) {
+    return instance.node->workflow->shown_prefix + instance.planned.key;
+  }
+  void finished_to_observer(const Instance& instance) {
+    if (instance.node->workflow->shown_prefix.empty())
+      return observer_.job_finished(instance.summary);
+    JobSummary shown_summary = instance.summary;
+    shown_summary.key = shown(instance);
+    observer_.job_finished(shown_summary);
   }
 
   std::string job_token(const Instance& instance) const {
@@ -783,7 +800,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     if (decision.verdict == gpu::Verdict::wait) {
       if (!instance.said_waiting) {
         instance.said_waiting = true;
-        observer_.job_line(instance.planned.key, "kiln", "waiting for GPUs: " + decision.reason);
+        observer_.job_line(shown(instance), "kiln", "waiting for GPUs: " + decision.reason);
       }
       return false;
     }
@@ -802,7 +819,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     if (!*leased) {  // another kiln process took one of them meanwhile
       if (!instance.said_waiting) {
         instance.said_waiting = true;
-        observer_.job_line(instance.planned.key, "kiln",
+        observer_.job_line(shown(instance), "kiln",
                            "waiting for GPUs: another kiln process holds them");
       }
       return false;
@@ -847,6 +864,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     setup.event = &event_;
     setup.store = &store_;
     setup.observer = &observer_;
+    setup.shown_key = shown(instance);
     setup.masker = &masker_;
     setup.workflow = node.scope ? node.scope->workflow : wf.selected;
     setup.triggered = wf.selected;
@@ -883,7 +901,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     setup.kiln_dir = kiln_dir_;
     setup.artifact_root = artifact_root(wf.run.id);
     setup.cancel = &instance.cancel;
-    observer_.job_started(instance.planned.key);
+    observer_.job_started(shown(instance));
     instance.thread = std::thread([this, setup, &wf, &node, &instance] {
       JobSummary summary = run_job(setup);
       std::lock_guard lock(mutex_);
@@ -902,7 +920,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     instance.summary = std::move(summary);
     release(instance.claim);
     instance.gpus.clear();
-    observer_.job_finished(instance.summary);
+    finished_to_observer(instance);
     if (instance.summary.conclusion == Conclusion::failure && node.plan.fail_fast &&
         !instance.continue_on_error) {
       for (auto& sibling : node.instances) {
@@ -1096,7 +1114,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         for (const auto& instance : node->instances) {
           ++total;
           if (instance.state == Instance::State::done) ++done;
-          if (instance.state == Instance::State::running) running.push_back(instance.planned.key);
+          if (instance.state == Instance::State::running) running.push_back(shown(instance));
         }
       }
     if (done != last_done_ || running != last_running_) {
