@@ -548,7 +548,11 @@ class JobRun : public ActionHost {
     exec::ActionContext context;
     context.workspace = workspace_;
     context.repository = setup_.repo->root;
-    context.sha = setup_.event->sha;
+    // The event's commit; when that is HEAD and the work tree has uncommitted changes, the
+    // snapshot of the work tree (repository.h: the working copy runs).
+    context.sha = !setup_.repo->work_tree_sha.empty() && setup_.event->sha == setup_.repo->head_sha
+                      ? setup_.repo->work_tree_sha
+                      : setup_.event->sha;
     context.ref = setup_.event->ref;
     context.artifact_root = setup_.artifact_root;
     context.cache_root = setup_.kiln_dir / "cache";

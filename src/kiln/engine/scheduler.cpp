@@ -1195,6 +1195,15 @@ int RunReport::exit_code() const {
 
 Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserver& observer) {
   KILN_TRY(auto repo, inspect_repository(options.repository));
+  // The working copy runs, as act runs it: the workflows are read from the work tree, so
+  // actions/checkout gives the work tree too, uncommitted changes included, and says so.
+  KILN_TRY(repo.work_tree_sha, snapshot_work_tree(repo));
+  if (!repo.work_tree_sha.empty())
+    observer.warning(fmt::format(
+        "the work tree has uncommitted changes: this run uses them (the workflow files as they "
+        "are, and actions/checkout of {} gives snapshot {} of the work tree); commit them to run "
+        "HEAD alone",
+        repo.head_sha.substr(0, 12), repo.work_tree_sha.substr(0, 12)));
   // A re-run runs the earlier run's workflow file again.
   RunOptions effective = options;
   std::optional<store::Run> earlier;
