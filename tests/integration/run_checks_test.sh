@@ -132,4 +132,120 @@ expect_json '[j["reason"] for r in d["runs"] if r["name"] == "A" for j in r["job
 expect_json '[j["failure"]["kind"] for r in d["runs"] if r["name"] == "A" for j in r["jobs"] if j["key"] == "slow"]'   '["timeout"]' "a timeout is kind timeout"
 expect_json '[j["failure"] for r in d["runs"] if r["name"] == "B" for j in r["jobs"]]' '[null]'   "a job that succeeded has no failure"
 
+# ---- $GITHUB_STEP_SUMMARY is kept and shown ------------------------------------------------------
+summary="$ITEST_DIR/summary"
+make_repo "$summary"
+write_workflow "$summary" ci.yml <<'YAML'
+on: push
+jobs:
+  bench:
+    runs-on: self-hosted
+    steps:
+      - run: |
+          echo "## Kernel timings" >> "$GITHUB_STEP_SUMMARY"
+          echo "| op | ms |" >> "$GITHUB_STEP_SUMMARY"
+          echo "|---|---|" >> "$GITHUB_STEP_SUMMARY"
+          echo "| add | 1.5 |" >> "$GITHUB_STEP_SUMMARY"
+      - run: |
+          echo "token ${{ secrets.TOKEN }} <script>alert(1)</script>" >> "$GITHUB_STEP_SUMMARY"
+YAML
+commit_all "$summary" "a job summary"
+kiln run -C "$summary" --secret TOKEN=hunter2-secret
+expect_rc 0 "the run with a job summary succeeds"
+kiln report 1 -C "$summary" --format json
+expect_json 'd["jobs"][0]["step_summary"]' \
+  "$(printf '## Kernel timings\n| op | ms |\n|---|---|\n| add | 1.5 |\ntoken *** <script>alert(1)</script>')" \
+  "kiln report --format json has the job's summary, both steps', the secret masked"
+kiln report 1 -C "$summary"
+expect_contains "$OUT" "      ## Kernel timings" "kiln report (text) shows the summary under the job"
+kiln report 1 -C "$summary" --format html
+expect_contains "$OUT" "<h2>Kernel timings</h2>" "the HTML report renders the summary's Markdown"
+expect_contains "$OUT" "<tr><td>add</td><td>1.5</td></tr>" "tables included"
+expect_contains "$OUT" "token *** &lt;script&gt;alert(1)&lt;/script&gt;" "raw HTML in it is escaped"
+expect_not_contains "$OUT" "<script>alert" "no script from the summary reaches the report"
+expect_not_contains "$OUT" "hunter2-secret" "nor the secret"
+
+# ---- act's habits ------------------------------------------------------------------------------
+habits="$ITEST_DIR/habits"
+make_repo "$habits"
+write_workflow "$habits" ci.yml <<'YAML'
+on:
+  push:
+  pull_request:
+  workflow_dispatch:
+    inputs:
+      level: {type: string, default: info}
+jobs:
+  build:
+    runs-on: [self-hosted, linux]
+    steps:
+      - run: echo "event ${{ github.event_name }} ref ${{ github.ref }} input ${{ inputs.level }}"
+      - run: echo "token ${{ secrets.API_TOKEN }}"
+  test:
+    needs: build
+    runs-on: self-hosted
+    steps:
+      - run: |
+          echo "first line"
+          sleep 1
+          echo "last line"
+YAML
+commit_all "$habits" "act's habits"
+kiln run -l -C "$habits"
+expect_rc 0 "kiln run -l lists and runs nothing"
+expect_match "$OUT" "\.github/workflows/ci\.yml +build +- +self-hosted, linux" "-l lists each job with its runs-on"
+expect_match "$OUT" "ci\.yml +test +build +self-hosted" "and its needs"
+kiln runs -C "$habits" --json
+expect_json 'len(d)' 0 "-l ran nothing"
+
+kiln run pull_request -C "$habits" --dry-run --json
+expect_rc 0 "a positional event is accepted"
+expect_json 'd["event"]["name"]' pull_request "kiln run pull_request is --event pull_request"
+kiln run pull_request --event schedule -C "$habits" --dry-run
+expect_rc 2 "two different events are bad input"
+
+printf '{"ref": "refs/heads/from-the-file"}\n' >"$ITEST_DIR/event.json"
+printf 'level=debug\n' >"$ITEST_DIR/inputs.env"
+API_TOKEN=s3cr3t-from-env "$KILN" run workflow_dispatch -C "$habits" -e "$ITEST_DIR/event.json" \
+  --input-file "$ITEST_DIR/inputs.env" -s API_TOKEN --job build >"$ITEST_DIR/habits.out" 2>&1 || true
+output="$(cat "$ITEST_DIR/habits.out")"
+expect_contains "$output" "event workflow_dispatch ref refs/heads/from-the-file input debug" \
+  "-e is the event file, --input-file the inputs"
+expect_contains "$output" "token ***" "-s NAME reads the secret from the environment, masked"
+expect_not_contains "$output" "s3cr3t-from-env" "the secret's value is never printed"
+
+kiln logs 1 build -C "$habits" --timestamps
+expect_match "$OUT" "^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z event workflow_dispatch" \
+  "kiln logs --timestamps puts each line's time in front"
+
+"$KILN" run -C "$habits" >"$ITEST_DIR/follow-run.out" 2>&1 &
+follow_pid=$!
+itest_track_pid "$follow_pid"
+run_started() { grep -q "(run 2)" "$ITEST_DIR/follow-run.out"; }
+wait_until 20 run_started || itest_die "the run to follow did not start"
+follow_rc=0
+timeout 60 "$KILN" logs 2 -C "$habits" --follow >"$ITEST_DIR/follow.out" 2>&1 || follow_rc=$?
+wait "$follow_pid" || true
+followed="$(cat "$ITEST_DIR/follow.out")"
+check "kiln logs --follow ends when the run ends (exit 0)" test "$follow_rc" -eq 0
+expect_contains "$followed" "last line" "kiln logs --follow printed what the run wrote after it started following"
+expect_contains "$followed" "== test success ==" "and each job's end"
+
+printf '# defaults for kiln run\n--label big-box\n--max-parallel 1\n' >"$habits/.kilnrc"
+write_workflow "$habits" box.yml <<'YAML'
+on: push
+jobs:
+  box:
+    runs-on: [self-hosted, big-box]
+    steps:
+      - run: echo "on the box"
+YAML
+commit_all "$habits" "a job for a custom runner"
+(cd "$habits" && "$KILN" run --dry-run --max-parallel 2 >"$ITEST_DIR/kilnrc.out" 2>&1) && kilnrc_rc=0 || kilnrc_rc=$?
+check "./.kilnrc's flags apply to kiln run (--label big-box), the command line's win (exit 0)" \
+  test "$kilnrc_rc" -eq 0
+rm "$habits/.kilnrc"
+(cd "$habits" && "$KILN" run --dry-run >"$ITEST_DIR/kilnrc.out" 2>&1) && kilnrc_rc=0 || kilnrc_rc=$?
+check "without .kilnrc the custom label is not served (exit 2)" test "$kilnrc_rc" -eq 2
+
 itest_end

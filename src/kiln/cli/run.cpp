@@ -1,8 +1,9 @@
 // kiln run: runs the workflows an event triggers, like a local runner.
 
+#include <array>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,9 @@ struct RunArgs {
   std::string workflows;
   std::string event = "push";
   std::string event_file;
+  std::string positional_event;  // `kiln run pull_request`, as act takes it
+  std::vector<std::string> input_files;
+  bool list = false;
   std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files, labels;
   int max_parallel = 0;
   bool dry_run = false, json = false, verbose = false, keep_workspaces = false;
@@ -102,7 +106,19 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   options.repository = args.directory;
   if (!args.workflows.empty()) options.workflows = args.workflows;
   options.event_name = args.event;
+  if (!args.positional_event.empty()) {
+    if (args.event != "push" && args.event != args.positional_event)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("the event is given twice: '{}' and --event {}",
+                                    args.positional_event, args.event));
+    options.event_name = args.positional_event;
+  }
   if (!args.event_file.empty()) options.event_file = args.event_file;
+  // --input-file (dotenv, as act's), then --input K=V.
+  for (const auto& file : args.input_files) {
+    KILN_TRY(auto values, read_dotenv(file));
+    for (auto& [k, v] : values) options.inputs[k] = v;
+  }
   for (const auto& input : args.inputs) {
     KILN_TRY(auto kv, split_assignment(input, "--input"));
     options.inputs[kv.first] = kv.second;
@@ -170,9 +186,37 @@ void on_signal(int signal) {
   engine::request_cancel();
 }
 
+// --list: the jobs the event would run, one line each (act's -l).
+int list_jobs(const engine::RunOptions& options) {
+  auto plan = engine::plan_json(options);
+  if (!plan) return report_error(plan.error());
+  std::vector<std::array<std::string, 4>> rows = {{"WORKFLOW", "JOB", "NEEDS", "RUNS-ON"}};
+  for (const auto& wf : (*plan)["workflows"])
+    for (const auto& job : wf["jobs"]) {
+      std::string needs, runs_on;
+      for (const auto& need : job["needs"])
+        needs += (needs.empty() ? "" : ", ") + need.get<std::string>();
+      for (const auto& label : job["runs_on"])
+        runs_on += (runs_on.empty() ? "" : ", ") + label.get<std::string>();
+      rows.push_back({wf["workflow"].get<std::string>(), job["id"].get<std::string>(),
+                      needs.empty() ? "-" : needs, runs_on.empty() ? "-" : runs_on});
+    }
+  std::array<size_t, 4> width{};
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  for (const auto& row : rows)
+    fmt::print("{:<{}}  {:<{}}  {:<{}}  {}\n", row[0], width[0], row[1], width[1], row[2], width[2],
+               row[3]);
+  for (const auto& skipped : (*plan)["not_triggered"])
+    fmt::print("not triggered: {}: {}\n", skipped["workflow"].get<std::string>(),
+               skipped["reason"].get<std::string>());
+  return 0;
+}
+
 int run_command(const RunArgs& args) {
   auto options = make_options(args);
   if (!options) return report_error(options.error());
+  if (args.list) return list_jobs(*options);
   if (args.dry_run) {
     auto plan = engine::plan_json(*options);
     if (!plan) return report_error(plan.error());
@@ -224,11 +268,17 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--event", args->event, "push, pull_request, workflow_dispatch or schedule")
       ->check(CLI::IsMember(
           {"push", "pull_request", "pull_request_target", "workflow_dispatch", "schedule"}));
-  cmd->add_option("--event-file", args->event_file, "JSON payload for github.event");
+  cmd->add_option("event_name", args->positional_event,
+                  "the event, as act takes it (kiln run pull_request): same as --event")
+      ->check(CLI::IsMember(
+          {"push", "pull_request", "pull_request_target", "workflow_dispatch", "schedule"}));
+  cmd->add_option("-e,--event-file", args->event_file, "JSON payload for github.event");
   cmd->add_option("--input", args->inputs, "workflow_dispatch input K=V");
+  cmd->add_option("--input-file", args->input_files, "dotenv file of workflow_dispatch inputs");
+  cmd->add_flag("-l,--list", args->list, "list the jobs the event runs, run nothing");
   cmd->add_option("--job", args->jobs, "run only this job (and the jobs it needs)");
   cmd->add_option("--matrix", args->matrix, "run only matrix combinations with K=V");
-  cmd->add_option("--secret", args->secrets, "secret K=V, or NAME to read $NAME");
+  cmd->add_option("-s,--secret", args->secrets, "secret K=V, or NAME to read $NAME");
   cmd->add_option("--secret-file", args->secret_files, "dotenv file of secrets");
   cmd->add_option("--env-file", args->env_files, "dotenv file of variables for every job");
   cmd->add_option("--max-parallel", args->max_parallel, "jobs at once (default: CPUs)");
@@ -253,6 +303,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "installed, else docker)");
   cmd->add_option("--pull", args->pull, "image pull policy: never, missing (default) or always");
   cmd->add_flag("-v,--verbose", args->verbose, "show debug lines");
+  // One value per occurrence (repeat the option), so that a positional event after a repeatable
+  // option is not taken as one of its values.
+  // A value given twice (by .kilnrc and the command line): the last one wins.
+  for (auto* option : cmd->get_options()) {
+    if (option->get_expected_max() > 1)
+      option->allow_extra_args(false);
+    else
+      option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
   cmd->callback([args, &exit_code] { exit_code = run_command(*args); });
 }
 

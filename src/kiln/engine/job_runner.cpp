@@ -376,6 +376,14 @@ class JobRun : public ActionHost {
     current_step_.reset();
   }
 
+  // A step's $GITHUB_STEP_SUMMARY (masked by the step runner), appended to the job's summary as
+  // GitHub shows one job summary made of its steps' summaries.
+  void add_step_summary(const std::string& markdown) {
+    if (markdown.empty()) return;
+    if (!step_summary_.empty() && !step_summary_.ends_with('\n')) step_summary_ += '\n';
+    step_summary_ += markdown;
+  }
+
   // The first step that failed: how it ended and its last lines, and the job's reason.
   void record_failure(const StepSummary& result, Conclusion outcome) {
     StepFailure failure;
@@ -511,6 +519,7 @@ class JobRun : public ActionHost {
       result.exit_code =
           outcome->exit->signal ? 128 + outcome->exit->signal : outcome->exit->exit_code;
     for (const auto& [key, value] : outcome->outputs) raw_outputs_[key] = value;
+    add_step_summary(outcome->summary);
     for (const auto& [key, value] : outcome->env) file_env_[key] = value;
     exec::add_path_entries(path_additions_, outcome->path_additions);
     // The step runner has already logged why a step failed (exit code, timeout, cancel).
@@ -624,6 +633,7 @@ class JobRun : public ActionHost {
     LogSink sink(*this);
     const exec::CancelToken* cancel = setup_.cancel->cancelled() ? nullptr : setup_.cancel;
     KILN_TRY(auto result, exec::run_step(request, sink, *setup_.masker, cancel));
+    add_step_summary(result.summary);
     for (const auto& [key, value] : result.env) {
       file_env_[key] = value;
       context_.contexts["env"][key] = value;
@@ -796,6 +806,8 @@ class JobRun : public ActionHost {
       row->outputs = nlohmann::json::object();
       for (const auto& [key, value] : summary_.outputs) row->outputs[key] = value;
       row->message = summary_.reason;
+      // $GITHUB_STEP_SUMMARY of every step, in order (masked): `kiln report`, the dashboard.
+      if (!step_summary_.empty()) row->extra["step_summary"] = step_summary_;
       // For `kiln report`: the granted GPUs and the job's test totals.
       if (!setup_.gpus.empty()) {
         nlohmann::json gpus = nlohmann::json::array();
@@ -899,6 +911,7 @@ class JobRun : public ActionHost {
   std::vector<std::string> path_additions_;
   std::map<std::string, std::string> raw_outputs_;  // of the step running now, unmasked
   std::deque<std::string> recent_lines_;            // of the step running now, masked
+  std::string step_summary_;                        // the steps' $GITHUB_STEP_SUMMARY
   std::string step_end_kind_;  // "timeout" when the step running now ran out of time
   std::vector<std::function<bool()>> post_actions_;
   // While a step runs an action: the end of its timeout-minutes, for the action's processes.
