@@ -248,4 +248,19 @@ rm "$habits/.kilnrc"
 (cd "$habits" && "$KILN" run --dry-run >"$ITEST_DIR/kilnrc.out" 2>&1) && kilnrc_rc=0 || kilnrc_rc=$?
 check "without .kilnrc the custom label is not served (exit 2)" test "$kilnrc_rc" -eq 2
 
+write_workflow "$habits" vars.yml <<'YAML'
+on: push
+jobs:
+  vars:
+    runs-on: self-hosted
+    steps:
+      - run: echo "region ${{ vars.REGION }} tier ${{ vars.TIER }} by ${{ github.actor }} ($GITHUB_ACTOR)"
+YAML
+commit_all "$habits" "vars"
+printf 'REGION=eu\nTIER=file\n' >"$ITEST_DIR/vars.env"
+kiln run -C "$habits" --job vars --label big-box --var-file "$ITEST_DIR/vars.env" --var TIER=flag --actor octocat
+expect_rc 0 "a run with --var, --var-file and --actor"
+expect_contains "$OUT" "region eu tier flag by octocat (octocat)" \
+  "vars come from --var-file then --var; --actor sets github.actor and GITHUB_ACTOR"
+
 itest_end

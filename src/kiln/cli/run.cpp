@@ -24,7 +24,8 @@ struct RunArgs {
   std::string event = "push";
   std::string event_file;
   std::string positional_event;  // `kiln run pull_request`, as act takes it
-  std::vector<std::string> input_files;
+  std::vector<std::string> input_files, vars, var_files;
+  std::string actor;
   bool list = false;
   std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files, labels;
   int max_parallel = 0;
@@ -145,6 +146,17 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
     KILN_TRY(auto kv, split_assignment(secret, "--secret"));
     options.secrets[kv.first] = kv.second;
   }
+  // Variables: --var-file, then --var K=V (the `vars` context, as GitHub's configuration
+  // variables).
+  for (const auto& file : args.var_files) {
+    KILN_TRY(auto values, read_dotenv(file));
+    for (auto& [k, v] : values) options.vars[k] = v;
+  }
+  for (const auto& var : args.vars) {
+    KILN_TRY(auto kv, split_assignment(var, "--var"));
+    options.vars[kv.first] = kv.second;
+  }
+  options.actor = args.actor;
   for (const auto& file : args.env_files) {
     KILN_TRY(auto values, read_dotenv(file));
     for (auto& [k, v] : values) options.extra_env[k] = v;
@@ -281,6 +293,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-s,--secret", args->secrets, "secret K=V, or NAME to read $NAME");
   cmd->add_option("--secret-file", args->secret_files, "dotenv file of secrets");
   cmd->add_option("--env-file", args->env_files, "dotenv file of variables for every job");
+  cmd->add_option("--var", args->vars, "a configuration variable K=V for ${{ vars.K }}");
+  cmd->add_option("--var-file", args->var_files, "dotenv file of configuration variables");
+  cmd->add_option("--actor", args->actor, "github.actor (default: $USER)");
   cmd->add_option("--max-parallel", args->max_parallel, "jobs at once (default: CPUs)");
   cmd->add_option("--config", args->config,
                   "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml)");

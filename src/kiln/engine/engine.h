@@ -45,6 +45,8 @@ struct RunOptions {
   std::vector<std::pair<std::string, std::string>> matrix_filter;  // --matrix K=V
   std::map<std::string, std::string> secrets;       // --secret, --secret-file, environment
   std::map<std::string, std::string> extra_env;     // --env-file
+  std::map<std::string, std::string> vars;          // --var, --var-file: the `vars` context
+  std::string actor;  // --actor: github.actor and GITHUB_ACTOR (empty: $USER)
   int max_parallel = 0;                             // 0: the number of CPUs
   std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
   // --simulate-gpus: the GPU inventory jobs are placed on, instead of this host's GPUs.

@@ -148,6 +148,10 @@ class JobRun : public ActionHost {
     place.tool_cache = setup_.kiln_dir / "tool-cache";
     place.event_path = event_path;
     auto contexts = make_job_contexts(*setup_.repo, *setup_.event, place);
+    if (const auto& actor = setup_.options->actor; !actor.empty()) {  // kiln run --actor
+      contexts.github["actor"] = contexts.github["triggering_actor"] = actor;
+      contexts.env["GITHUB_ACTOR"] = contexts.env["GITHUB_TRIGGERING_ACTOR"] = actor;
+    }
 
     context_.contexts = setup_.contexts;
     context_.contexts["github"] = contexts.github;

@@ -611,6 +611,7 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
     }
     context.contexts["inputs"] = typed_inputs(wf, input_values);
     context.contexts["vars"] = expr::Value::object();
+    for (const auto& [key, value] : options.vars) context.contexts["vars"][key] = value;
     context.contexts["secrets"] = expr::Value::object();
     context.contexts["env"] = expr::Value::object();
 

@@ -227,6 +227,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     contexts["github"] = workflow_github_context(
         repo_, event_, selected.name, selected.path.string(), state->run.id, state->run.number);
     contexts["github"]["run_attempt"] = std::to_string(state->run.attempt);
+    if (!options_.actor.empty())
+      contexts["github"]["actor"] = contexts["github"]["triggering_actor"] = options_.actor;
     // Dispatch inputs with the workflow's defaults and types applied.
     std::map<std::string, std::string> input_values = event_.inputs;
     if (const auto* trigger = selected.workflow.find_trigger("workflow_dispatch");
@@ -237,6 +239,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
       contexts["github"]["event"]["inputs"][key] = value;
     contexts["inputs"] = typed_inputs(selected.workflow, input_values);
     contexts["vars"] = expr::Value::object();
+    for (const auto& [key, value] : options_.vars) contexts["vars"][key] = value;
     expr::Value secrets = expr::Value::object();
     for (const auto& [key, value] : options_.secrets) secrets[key] = value;
     contexts["secrets"] = secrets;
