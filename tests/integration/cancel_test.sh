@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ctrl-C (SIGINT) on `kiln run`: the running step is stopped, `if: always()` steps still run,
-# no job process is left, kiln exits 1 and the run is stored as cancelled.
+# no job process is left, kiln exits 130 (128 + SIGINT, as shells report it) and the run is stored
+# as cancelled.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -69,10 +70,10 @@ pass "the step is sleeping (job token $tokens)"
 kill -INT "$kiln_pid"
 if wait_exit "$kiln_pid" 15; then
   pass "kiln exited within 15 s of SIGINT"
-  if [[ $WAIT_RC -eq 1 ]]; then
-    pass "kiln exited with code 1 after SIGINT"
+  if [[ $WAIT_RC -eq 130 ]]; then
+    pass "kiln exited with code 130 after SIGINT"
   else
-    fail "kiln exited with code $WAIT_RC after SIGINT, expected 1"
+    fail "kiln exited with code $WAIT_RC after SIGINT, expected 130"
     sed 's/^/    | /' "$ITEST_DIR/kiln.out" | tail -20 >&2
   fi
 else

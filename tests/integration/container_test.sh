@@ -463,7 +463,7 @@ start_long() {
 start_long
 kill -INT "$KILN_PID"
 if wait_exit "$KILN_PID" 30; then
-  if [[ $WAIT_RC -eq 1 ]]; then pass "Ctrl-C cancels the container job (exit 1)"; else
+  if [[ $WAIT_RC -eq 130 ]]; then pass "Ctrl-C cancels the container job (exit 130)"; else
     fail "kiln exited with $WAIT_RC after SIGINT"; fi
 else
   itest_die "kiln did not exit within 30 s of SIGINT"

@@ -18,16 +18,27 @@ copy_example() {
   make_repo "$2"
 }
 
+# The host configuration of docs/configuration.md, word for word: it maps the pipelines' custom
+# runner labels (gpu-a100, roc-gpu-mi200); without it they are labels this host does not serve.
+config="$ITEST_DIR/kiln.yml"
+awk '/^```yaml$/ {inside = 1; next} /^```$/ && inside {exit} inside' \
+  "$KILN_SOURCE_DIR/docs/configuration.md" >"$config"
+grep -q "gpu-a100:" "$config" || itest_die "no kiln.yml example in docs/configuration.md"
+
 # ---- CUDA reference pipeline ------------------------------------------------------------------
 cuda="$ITEST_DIR/cuda"
 copy_example reference/cuda "$cuda"
 kiln validate "$cuda"
-expect_rc 0 "kiln validate accepts the CUDA reference workflow"
+expect_rc 2 "without a kiln.yml, the CUDA pipeline's custom label is not one this host serves"
+expect_match "$ERR" "cuda-ci\.yml:13:28: error: runs-on label 'gpu-a100' is not a label this host serves" \
+  "the unserved label is named at its FILE:LINE:COL"
+kiln validate "$cuda" --config "$config"
+expect_rc 0 "kiln validate accepts the CUDA reference workflow with the docs' kiln.yml (gpu-a100 + gpu:2)"
 # Line 39 holds an unquoted "with: " (not valid YAML as written): kiln reads it as a string and
 # says so, as a warning.
 expect_match "$ERR" "cuda-ci\.yml:39:[0-9]+: warning: " "validate warns about line 39's unquoted ': '"
 
-kiln run -C "$cuda" --dry-run --json
+kiln run -C "$cuda" --dry-run --json --config "$config"
 expect_rc 0 "kiln run --dry-run --json plans the CUDA reference workflow"
 expect_json 'len(d["workflows"])' 1 "a push to main triggers the CUDA workflow"
 expect_json '[j["id"] for j in d["workflows"][0]["jobs"]]' '["gpu_test", "distributed"]' \
@@ -39,17 +50,17 @@ expect_json 'd["workflows"][0]["jobs"][1]["runs_on"]' '["self-hosted", "gpu-a100
   "distributed asks for two GPUs"
 expect_json 'len(d["workflows"][0]["jobs"][0]["steps"])' 6 "gpu_test has its six steps"
 
-kiln run -C "$cuda" --dry-run --json --event workflow_dispatch
+kiln run -C "$cuda" --dry-run --json --event workflow_dispatch --config "$config"
 expect_rc 0 "the CUDA workflow plans for workflow_dispatch"
 expect_json 'd["workflows"][0]["name"]' "GPU tests" "workflow_dispatch triggers the CUDA workflow"
 
 # ---- ROCm reference pipeline ------------------------------------------------------------------
 rocm="$ITEST_DIR/rocm"
 copy_example reference/rocm "$rocm"
-kiln validate "$rocm"
+kiln validate "$rocm" --config "$config"
 expect_rc 0 "kiln validate accepts the ROCm reference workflow"
 
-kiln run -C "$rocm" --dry-run --json
+kiln run -C "$rocm" --dry-run --json --config "$config"
 expect_rc 0 "kiln run --dry-run --json plans the ROCm reference workflow (push to main)"
 expect_json '[j["id"] for j in d["workflows"][0]["jobs"]]' '["hip-verify-and-inference"]' \
   "the ROCm plan has hip-verify-and-inference"
@@ -62,7 +73,7 @@ expect_json 'd["workflows"][0]["jobs"][0]["runs_on"]' '["self-hosted", "roc-gpu-
 git -C "$rocm" checkout -q -b port-kernel
 echo "// a change to the port" >>"$rocm/src/vector_add.hip"
 commit_all "$rocm" "change a kernel"
-kiln run -C "$rocm" --dry-run --json --event pull_request
+kiln run -C "$rocm" --dry-run --json --event pull_request --config "$config"
 expect_rc 0 "kiln run --dry-run --json --event pull_request exits 0"
 expect_json 'd["event"]["changed_files"]' '["src/vector_add.hip"]' \
   "the pull request's changed files come from the merge base with main"
@@ -76,7 +87,7 @@ git -C "$rocm" checkout -q main
 git -C "$rocm" checkout -q -b docs-only
 echo "more words" >>"$rocm/README.md"
 commit_all "$rocm" "change the README"
-kiln run -C "$rocm" --dry-run --json --event pull_request
+kiln run -C "$rocm" --dry-run --json --event pull_request --config "$config"
 expect_rc 0 "a pull request that triggers nothing still exits 0"
 expect_json 'len(d["workflows"])' 0 "a README-only pull request does not trigger the GPU pipeline"
 expect_json 'len(d["not_triggered"])' 1 "the plan says which workflow was not triggered"

@@ -19,7 +19,12 @@ expect_rc 0 "kiln validate accepts the reusable-cuda example"
 expect_contains "$OUT" "2 workflow files checked: 0 errors, 0 warnings" \
   "validate checked the caller and the reusable workflow"
 
+# The runner label comes from an input: it is checked once the call's inputs are known.
 kiln run -C "$repo" --dry-run --json
+expect_rc 2 "without a mapping, the label the input gives is not one this host serves"
+expect_match "$ERR" "_gpu-test\.yml:32:[0-9]+: error: runs-on label 'gpu-a100' is not a label this host serves" \
+  "the unserved label is named at the reusable workflow's runs-on"
+kiln run -C "$repo" --dry-run --json --label 'gpu-a100=gpu gpu-model:a100'
 expect_rc 0 "kiln run --dry-run --json plans the reusable-cuda example"
 expect_json '[j["id"] for j in d["workflows"][0]["jobs"]]' \
   '["gpu_test", "gpu_test / test", "distributed", "distributed / test"]' \

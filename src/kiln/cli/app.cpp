@@ -1,6 +1,11 @@
 #include "kiln/cli/app.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string_view>
+#include <vector>
 
 #include "kiln/exec/process_tracker.h"
 
@@ -9,6 +14,40 @@
 #include <exception>
 
 namespace kiln::cli {
+namespace {
+
+// Default flags of `kiln run` from .kilnrc files (act's .actrc): ~/.kilnrc, then ./.kilnrc; one
+// flag per line, `--flag value` (the value is the rest of the line, quotes around it removed),
+// `#` comments. They come before the command line's flags, which win.
+std::vector<std::string> kilnrc_flags() {
+  std::vector<std::string> flags;
+  std::vector<std::filesystem::path> files;
+  if (const char* home = std::getenv("HOME"); home && *home) files.emplace_back(home);
+  files.emplace_back(".");
+  for (auto& dir : files) {
+    std::ifstream in(dir / ".kilnrc");
+    for (std::string line; std::getline(in, line);) {
+      auto begin = line.find_first_not_of(" \t");
+      if (begin == std::string::npos || line[begin] == '#') continue;
+      auto end = line.find_last_not_of(" \t\r");
+      line = line.substr(begin, end - begin + 1);
+      auto space = line.find_first_of(" \t=");
+      if (space == std::string::npos || !line.starts_with("-")) {
+        flags.push_back(line);
+        continue;
+      }
+      flags.push_back(line.substr(0, space));
+      auto value = line.substr(line.find_first_not_of(" \t=", space));
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+          value.back() == value.front())
+        value = value.substr(1, value.size() - 2);
+      flags.push_back(value);
+    }
+  }
+  return flags;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // The watchdog of `kiln run` (exec::start_orphan_reaper): not a user command.
@@ -30,8 +69,15 @@ int main(int argc, char** argv) {
   add_serve_commands(app, exit_code);
   add_rerun_command(app, exit_code);
   add_exec_commands(app, exit_code);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "run") {
+    auto defaults = kilnrc_flags();
+    args.insert(args.begin() + 1, defaults.begin(), defaults.end());
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+  app.name(argc > 0 ? argv[0] : "kiln");
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 
 #include <fmt/core.h>
 
@@ -25,11 +26,15 @@ std::filesystem::path default_store_path(const std::filesystem::path& directory)
 
 Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesystem::path>& path,
                                                  const std::filesystem::path& directory) {
+  // -C names the repository: one that does not exist gets no .kiln/ made for it.
+  std::error_code ec;
+  if (!path && !std::filesystem::is_directory(directory, ec))
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("-C {}: no such directory", directory.string()));
   auto file = path ? *path : default_store_path(directory);
   KILN_TRY(auto store, store::open_sqlite_store(file));
   // <repo>/.kiln/ holds the database and the job work trees: keep it out of `git status`.
   auto folder = file.parent_path();
-  std::error_code ec;
   if (folder.filename() == ".kiln" && !std::filesystem::exists(folder / ".gitignore", ec))
     std::ofstream(folder / ".gitignore") << "*\n";
   return store;
@@ -48,6 +53,26 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   options.container_policy = std::move(config.container_policy);
   options.keep_failed_for = config.debug_hold;
   options.keep_failed_on_dispatch = config.debug_on_workflow_dispatch;
+  return {};
+}
+
+Status apply_label_flags(const std::vector<std::string>& flags, engine::RunOptions& options) {
+  for (const auto& flag : flags) {
+    auto eq = flag.find('=');
+    auto name = flag.substr(0, eq);
+    Status added;
+    if (eq == std::string::npos) {
+      added = options.gpu_labels.serve(name);
+    } else {
+      std::vector<std::string> request;
+      std::istringstream words(flag.substr(eq + 1));
+      for (std::string word; words >> word;) request.push_back(word);
+      added = options.gpu_labels.add(name, request);
+    }
+    if (!added)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("--label {}: {}", flag, added.error().message));
+  }
   return {};
 }
 

@@ -28,6 +28,11 @@ Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesy
 // host store.
 Status apply_host_config(const std::string& config_flag, engine::RunOptions& options);
 
+// --label NAME (a runner label this host serves, asking for nothing) and --label NAME=REQUEST (a
+// custom GPU label, as kiln.yml's gpus.labels: `--label 'gpu-a100=gpu gpu-model:a100'`), added
+// to the host config's labels.
+Status apply_label_flags(const std::vector<std::string>& flags, engine::RunOptions& options);
+
 // Reads a dotenv file: KEY=VALUE lines, '#' comments, `export ` prefixes, quoted values
 // ("..." with \n escapes, '...' literal). Errors name FILE:LINE.
 Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::path& path);

@@ -1,8 +1,9 @@
 // kiln run: runs the workflows an event triggers, like a local runner.
 
+#include <array>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -22,7 +23,11 @@ struct RunArgs {
   std::string workflows;
   std::string event = "push";
   std::string event_file;
-  std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files;
+  std::string positional_event;  // `kiln run pull_request`, as act takes it
+  std::vector<std::string> input_files, vars, var_files;
+  std::string actor;
+  bool list = false;
+  std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files, labels;
   int max_parallel = 0;
   bool dry_run = false, json = false, verbose = false, keep_workspaces = false,
        keep_failed = false;
@@ -56,11 +61,20 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
       }
       json outputs = json::object();
       for (const auto& [k, v] : job.outputs) outputs[k] = v;
+      json failure = nullptr;
+      if (job.failure)
+        failure = {{"step", job.failure->step.empty() ? json(nullptr) : json(job.failure->step)},
+                   {"step_index",
+                    job.failure->step.empty() ? json(nullptr) : json(job.failure->step_index)},
+                   {"kind", job.failure->kind},
+                   {"exit_code", job.failure->exit_code},
+                   {"last_lines", job.failure->last_lines}};
       jobs.push_back({{"key", job.key},
                       {"job", job.job_id},
                       {"name", job.name},
                       {"conclusion", store::to_string(job.conclusion)},
                       {"reason", job.reason},
+                      {"failure", failure},
                       {"order", job.order},
                       {"duration_ms", job.duration.count()},
                       {"matrix", job.matrix},
@@ -84,10 +98,29 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
 
 Result<engine::RunOptions> make_options(const RunArgs& args) {
   engine::RunOptions options;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(args.directory, ec))
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("-C {}: no such directory", args.directory));
+  if (!args.simulate_gpus.empty() && !std::filesystem::is_regular_file(args.simulate_gpus, ec))
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--simulate-gpus {}: no such file", args.simulate_gpus));
   options.repository = args.directory;
   if (!args.workflows.empty()) options.workflows = args.workflows;
   options.event_name = args.event;
+  if (!args.positional_event.empty()) {
+    if (args.event != "push" && args.event != args.positional_event)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("the event is given twice: '{}' and --event {}",
+                                    args.positional_event, args.event));
+    options.event_name = args.positional_event;
+  }
   if (!args.event_file.empty()) options.event_file = args.event_file;
+  // --input-file (dotenv, as act's), then --input K=V.
+  for (const auto& file : args.input_files) {
+    KILN_TRY(auto values, read_dotenv(file));
+    for (auto& [k, v] : values) options.inputs[k] = v;
+  }
   for (const auto& input : args.inputs) {
     KILN_TRY(auto kv, split_assignment(input, "--input"));
     options.inputs[kv.first] = kv.second;
@@ -114,6 +147,17 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
     KILN_TRY(auto kv, split_assignment(secret, "--secret"));
     options.secrets[kv.first] = kv.second;
   }
+  // Variables: --var-file, then --var K=V (the `vars` context, as GitHub's configuration
+  // variables).
+  for (const auto& file : args.var_files) {
+    KILN_TRY(auto values, read_dotenv(file));
+    for (auto& [k, v] : values) options.vars[k] = v;
+  }
+  for (const auto& var : args.vars) {
+    KILN_TRY(auto kv, split_assignment(var, "--var"));
+    options.vars[kv.first] = kv.second;
+  }
+  options.actor = args.actor;
   for (const auto& file : args.env_files) {
     KILN_TRY(auto values, read_dotenv(file));
     for (auto& [k, v] : values) options.extra_env[k] = v;
@@ -136,6 +180,7 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
                         fmt::format("KILN_KEEP_ON_FAILURE={}: expected 1, true, yes, 0, false or no",
                                     value));
   }
+  KILN_TRY_VOID(apply_label_flags(args.labels, options));
   KILN_TRY(options.actions_mirror, actions_mirror(args.actions_mirror));
   // --container-engine, else $KILN_CONTAINER_ENGINE, else kiln.yml's containers.engine.
   if (!args.container_engine.empty()) {
@@ -156,11 +201,46 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   return options;
 }
 
-void on_signal(int) { engine::request_cancel(); }
+// The signal that cancelled the run: kiln then exits with 128 + it (130 for Ctrl-C), as shells
+// report a command a signal ended.
+volatile std::sig_atomic_t g_signal = 0;
+
+void on_signal(int signal) {
+  g_signal = signal;
+  engine::request_cancel();
+}
+
+// --list: the jobs the event would run, one line each (act's -l).
+int list_jobs(const engine::RunOptions& options) {
+  auto plan = engine::plan_json(options);
+  if (!plan) return report_error(plan.error());
+  std::vector<std::array<std::string, 4>> rows = {{"WORKFLOW", "JOB", "NEEDS", "RUNS-ON"}};
+  for (const auto& wf : (*plan)["workflows"])
+    for (const auto& job : wf["jobs"]) {
+      std::string needs, runs_on;
+      for (const auto& need : job["needs"])
+        needs += (needs.empty() ? "" : ", ") + need.get<std::string>();
+      for (const auto& label : job["runs_on"])
+        runs_on += (runs_on.empty() ? "" : ", ") + label.get<std::string>();
+      rows.push_back({wf["workflow"].get<std::string>(), job["id"].get<std::string>(),
+                      needs.empty() ? "-" : needs, runs_on.empty() ? "-" : runs_on});
+    }
+  std::array<size_t, 4> width{};
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  for (const auto& row : rows)
+    fmt::print("{:<{}}  {:<{}}  {:<{}}  {}\n", row[0], width[0], row[1], width[1], row[2], width[2],
+               row[3]);
+  for (const auto& skipped : (*plan)["not_triggered"])
+    fmt::print("not triggered: {}: {}\n", skipped["workflow"].get<std::string>(),
+               skipped["reason"].get<std::string>());
+  return 0;
+}
 
 int run_command(const RunArgs& args) {
   auto options = make_options(args);
   if (!options) return report_error(options.error());
+  if (args.list) return list_jobs(*options);
   if (args.dry_run) {
     auto plan = engine::plan_json(*options);
     if (!plan) return report_error(plan.error());
@@ -198,6 +278,7 @@ int run_command(const RunArgs& args) {
     fmt::print("{}\n", to_json(*report).dump(2));
   else
     print_summary(stdout, *report, stdout_is_terminal() && !std::getenv("NO_COLOR"));
+  if (g_signal != 0) return 128 + g_signal;
   return report->exit_code();
 }
 
@@ -212,16 +293,29 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "push, pull_request, workflow_dispatch, schedule or image_version")
       ->check(CLI::IsMember({"push", "pull_request", "pull_request_target", "workflow_dispatch",
                              "schedule", "image_version"}));
-  cmd->add_option("--event-file", args->event_file, "JSON payload for github.event");
+  cmd->add_option("event_name", args->positional_event,
+                  "the event, as act takes it (kiln run pull_request): same as --event")
+      ->check(CLI::IsMember({"push", "pull_request", "pull_request_target", "workflow_dispatch",
+                             "schedule", "image_version"}));
+  cmd->add_option("-e,--event-file", args->event_file, "JSON payload for github.event");
   cmd->add_option("--input", args->inputs, "workflow_dispatch input K=V");
+  cmd->add_option("--input-file", args->input_files, "dotenv file of workflow_dispatch inputs");
+  cmd->add_flag("-l,--list", args->list, "list the jobs the event runs, run nothing");
   cmd->add_option("--job", args->jobs, "run only this job (and the jobs it needs)");
   cmd->add_option("--matrix", args->matrix, "run only matrix combinations with K=V");
-  cmd->add_option("--secret", args->secrets, "secret K=V, or NAME to read $NAME");
+  cmd->add_option("-s,--secret", args->secrets, "secret K=V, or NAME to read $NAME");
   cmd->add_option("--secret-file", args->secret_files, "dotenv file of secrets");
   cmd->add_option("--env-file", args->env_files, "dotenv file of variables for every job");
+  cmd->add_option("--var", args->vars, "a configuration variable K=V for ${{ vars.K }}");
+  cmd->add_option("--var-file", args->var_files, "dotenv file of configuration variables");
+  cmd->add_option("--actor", args->actor, "github.actor (default: $USER)");
   cmd->add_option("--max-parallel", args->max_parallel, "jobs at once (default: CPUs)");
   cmd->add_option("--config", args->config,
                   "host configuration (default: $KILN_CONFIG, else /etc/kiln/kiln.yml)");
+  cmd->add_option("--label", args->labels,
+                  "a runs-on label this host serves: NAME, or NAME=REQUEST to map it to GPU "
+                  "labels ('gpu-a100=gpu gpu-model:a100'), as kiln.yml does")
+      ->allow_extra_args(false);
   cmd->add_option("--simulate-gpus", args->simulate_gpus,
                   "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
   cmd->add_option("--actions-mirror", args->actions_mirror,
@@ -240,6 +334,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "installed, else docker)");
   cmd->add_option("--pull", args->pull, "image pull policy: never, missing (default) or always");
   cmd->add_flag("-v,--verbose", args->verbose, "show debug lines");
+  // One value per occurrence (repeat the option), so that a positional event after a repeatable
+  // option is not taken as one of its values.
+  // A value given twice (by .kilnrc and the command line): the last one wins.
+  for (auto* option : cmd->get_options()) {
+    if (option->get_expected_max() > 1)
+      option->allow_extra_args(false);
+    else
+      option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
   cmd->callback([args, &exit_code] { exit_code = run_command(*args); });
 }
 

@@ -155,6 +155,24 @@ void print_summary(std::FILE* out, const engine::RunReport& report, bool colour)
           colourise(colour, conclusion_colour(job.conclusion), padded),
           job.conclusion == engine::Conclusion::skipped ? "-" : format_duration(job.duration));
     }
+    // What failed, per failed or cancelled job: the step, how it ended, its last lines.
+    for (const auto& job : run.jobs) {
+      if (job.conclusion != engine::Conclusion::failure &&
+          job.conclusion != engine::Conclusion::cancelled)
+        continue;
+      std::string how = job.reason;
+      if (job.failure && !job.failure->step.empty())
+        how =
+            job.failure->kind == "exit code"
+                ? fmt::format("step '{}': exit code {}", job.failure->step, job.failure->exit_code)
+                : fmt::format("step '{}': {}", job.failure->step, job.failure->kind);
+      fmt::print(out, "\n  {} {}: {}\n",
+                 colourise(colour, conclusion_colour(job.conclusion),
+                           job.conclusion == engine::Conclusion::failure ? "FAILED" : "CANCELLED"),
+                 job.key, how.empty() ? "no reason known" : how);
+      if (job.failure)
+        for (const auto& line : job.failure->last_lines) fmt::print(out, "    | {}\n", line);
+    }
     // The GPU summary of each job that held GPUs (docs/gpus.md "Telemetry").
     for (const auto& job : run.jobs) {
       if (!job.gpu.is_object()) continue;

@@ -24,6 +24,7 @@ struct ValidateArgs {
   std::string config;
   std::string simulate_gpus;
   std::string actions_mirror;
+  std::vector<std::string> labels;
 };
 
 // The repository a workflow file belongs to, for its ./ references: the directory above its
@@ -59,6 +60,8 @@ int validate(const ValidateArgs& args) {
   engine::RunOptions options;
   if (auto applied = apply_host_config(args.config, options); !applied)
     return report_error(applied.error());
+  if (auto applied = apply_label_flags(args.labels, options); !applied)
+    return report_error(applied.error());
   auto inventory = inventory_to_check(args, options);
   if (!inventory) return report_error(inventory.error());
   const gpu::Inventory* gpus = *inventory ? &**inventory : nullptr;
@@ -90,7 +93,7 @@ int validate(const ValidateArgs& args) {
       auto display = file.lexically_normal();
       auto loaded = workflow::load_workflow_file(file, display);
       if (loaded.workflow) {
-        auto gpu_errors = engine::check_gpu_labels(*loaded.workflow, options.gpu_labels, gpus);
+        auto gpu_errors = engine::check_job_settings(*loaded.workflow, options.gpu_labels, gpus);
         auto container_errors =
             container::check_containers(*loaded.workflow, options.container_policy);
         gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
@@ -142,6 +145,9 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--config", args->config,
                   "host configuration: custom GPU labels (default: $KILN_CONFIG, else "
                   "/etc/kiln/kiln.yml)");
+  cmd->add_option("--label", args->labels,
+                  "a runs-on label this host serves: NAME, or NAME=REQUEST (as kiln.yml)")
+      ->allow_extra_args(false);
   cmd->add_option("--simulate-gpus", args->simulate_gpus,
                   "check GPU requests against this simulated inventory (default: this host's "
                   "GPUs, when it has some)");

@@ -177,6 +177,19 @@ Status read_debug(const Reader& reader, const YAML::Node& node, HostConfig& conf
   return {};
 }
 
+// labels: [rocm, big-memory]: labels this host serves that ask for no GPU.
+Status read_served_labels(const Reader& reader, const YAML::Node& node, gpu::GpuLabelMap& labels) {
+  if (!node || node.IsNull()) return {};
+  if (!node.IsSequence())
+    return reader.error(node, "labels: expected a list of the runner labels this host serves");
+  for (const auto& item : node) {
+    KILN_TRY(auto label, reader.scalar(item, "labels"));
+    if (auto served = labels.serve(label, reader.where(item)); !served)
+      return reader.error(item, "labels: {}", served.error().message);
+  }
+  return {};
+}
+
 Status read_containers(const Reader& reader, const YAML::Node& node, HostConfig& config) {
   KILN_TRY_VOID(reader.mapping(node, "containers", {"engine", "pull", "allow", "user", "limits"}));
   if (!node || node.IsNull()) return {};
@@ -458,8 +471,9 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(root, "kiln.yml", {"host_store", "gpus", "containers", "debug",
-                                                    "serve", "hipcheck"}));
+    KILN_TRY_VOID(reader.mapping(
+        root, "kiln.yml", {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck"}));
+    KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     KILN_TRY_VOID(read_containers(reader, root["containers"], config));
     KILN_TRY_VOID(read_debug(reader, root["debug"], config));

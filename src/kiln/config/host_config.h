@@ -4,6 +4,7 @@
 // of the wrong type or a bad value is an error at FILE:LINE:COL (exit code 2).
 //
 //   host_store: /var/lib/kiln/host.db      # GPU leases and quarantine (relative: to this file)
+//   labels: [rocm, big-memory]             # runner labels this host serves (no GPU request)
 //   gpus:
 //     labels:                              # custom runs-on labels -> GPU requests (labels.h)
 //       gpu-a100: gpu gpu-model:a100
@@ -118,7 +119,7 @@ struct HipcheckConfig {
 struct HostConfig {
   std::filesystem::path file;  // where it was read; empty: no file, every default
   std::optional<std::filesystem::path> host_store;
-  gpu::GpuLabelMap gpu_labels;
+  gpu::GpuLabelMap gpu_labels;  // labels: and gpus.labels: (the labels this host serves)
   gpu::HealthPolicy gpu_health;
   std::string container_engine;  // empty: not set here
   std::string pull_policy;       // empty: not set here

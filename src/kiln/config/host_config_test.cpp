@@ -36,6 +36,18 @@ gpus:
             "gpu:4 gpu-vendor:amd gpu-arch:gfx90a");
 }
 
+TEST(HostConfig, ServedLabels) {
+  auto config = parse_host_config("labels: [rocm-box, big-memory]\n", "/etc/kiln/kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_TRUE(config->gpu_labels.serves("rocm-box"));
+  EXPECT_TRUE(config->gpu_labels.serves("Big-Memory"));
+  EXPECT_FALSE(config->gpu_labels.serves("rocm"));
+  auto bad = parse_host_config("labels: rocm-box\n", "kiln.yml");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().to_string(),
+            "kiln.yml:1:9: error: labels: expected a list of the runner labels this host serves");
+}
+
 TEST(HostConfig, ContainerPolicy) {
   auto config = parse_host_config(R"(containers:
   engine: podman
@@ -125,7 +137,7 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
        "kiln.yml: unknown key 'runners' (known: containers, debug, gpus, hipcheck, host_store, "
-       "serve)"},
+       "labels, serve)"},
       {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,
        "containers.allow: 'host-ipc' is not one of host-network, host-pid, host-userns, "
        "host-uts, privileged"},

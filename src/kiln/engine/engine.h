@@ -45,6 +45,8 @@ struct RunOptions {
   std::vector<std::pair<std::string, std::string>> matrix_filter;  // --matrix K=V
   std::map<std::string, std::string> secrets;       // --secret, --secret-file, environment
   std::map<std::string, std::string> extra_env;     // --env-file
+  std::map<std::string, std::string> vars;          // --var, --var-file: the `vars` context
+  std::string actor;  // --actor: github.actor and GITHUB_ACTOR (empty: $USER)
   int max_parallel = 0;                             // 0: the number of CPUs
   std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
   // --simulate-gpus: the GPU inventory jobs are placed on, instead of this host's GPUs.
@@ -66,6 +68,8 @@ struct RunOptions {
   bool keep_failed = false;
   bool keep_failed_on_dispatch = false;
   std::chrono::milliseconds keep_failed_for{30 * 60'000};
+  // How many of a failing step's last log lines its job's summary keeps (StepFailure).
+  int failure_lines = 10;
   // --actions-mirror / KILN_ACTIONS_MIRROR: where `owner/repo@ref` actions and reusable
   // workflows are read from (DIR/owner/repo@ref/); unset: such references are errors.
   std::optional<std::filesystem::path> actions_mirror;
@@ -114,6 +118,18 @@ struct StepSummary {
   std::map<std::string, std::string> outputs;
 };
 
+// How a failed (or cancelled) job's first failing step ended: for the summary at the end of
+// `kiln run` and --json's "failure".
+struct StepFailure {
+  int step_index = 0;
+  std::string step = {};  // its name
+  // "exit code", "timeout", "cancelled", "error" (kiln could not run it); with no step: "gate"
+  // (the perf gate failed the job), "gpu memory budget".
+  std::string kind = {};
+  int exit_code = 0;                         // with "exit code"
+  std::vector<std::string> last_lines = {};  // the step's last lines (RunOptions::failure_lines)
+};
+
 struct JobSummary {
   std::string key;     // unique in the run: "build (linux, 3.11)"
   std::string job_id;  // the workflow's job id: "build"
@@ -126,6 +142,7 @@ struct JobSummary {
   std::chrono::milliseconds duration{0};
   std::map<std::string, std::string> outputs;
   std::vector<StepSummary> steps;
+  std::optional<StepFailure> failure;  // the first step that failed, if one did
   int order = 0;  // order in which the job finished (1-based), 0 when it never ran
   // The perf gate's report for the results the job published (perf::to_json), null if none.
   nlohmann::ordered_json perf;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <fstream>
 #include <random>
 
@@ -58,12 +59,7 @@ std::string stored_text(std::string_view kind, std::string_view text) {
 Result<double> minutes_of(const std::optional<workflow::Text>& text, const expr::Context& context) {
   if (!text) return 0.0;
   KILN_TRY(auto value, expr::evaluate_template(text->value, context, text->where));
-  std::string s = expr::to_text(value);
-  char* end = nullptr;
-  double minutes = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0' || minutes <= 0)
-    return fail_at(text->where, "timeout-minutes must be a positive number, got '{}'", s);
-  return minutes;
+  return parse_timeout_minutes(expr::to_text(value), text->where);
 }
 
 Result<bool> flag_of(const std::optional<workflow::Text>& text, const expr::Context& context) {
@@ -79,6 +75,11 @@ class JobRun : public ActionHost {
     references_.is_builtin_action = [](std::string_view uses) {
       return exec::is_builtin_action(uses);
     };
+  }
+
+  // The job as the observer shows it (JobSetup::shown_key).
+  const std::string& shown_key() const {
+    return setup_.shown_key.empty() ? summary_.key : setup_.shown_key;
   }
 
   JobSummary run() {
@@ -118,9 +119,14 @@ class JobRun : public ActionHost {
 
  private:
   Status prepare() {
-    job_dir_ = setup_.kiln_dir / "work" / std::to_string(setup_.run_id) / safe_name(summary_.key);
+    // The job's own directory: keys are unique in a run, but their file-system-safe names may
+    // not be ("a b" and "a_b"): a name another job of the run already has gets the job's row id.
+    auto run_dir = setup_.kiln_dir / "work" / std::to_string(setup_.run_id);
     std::error_code ec;
-    std::filesystem::remove_all(job_dir_, ec);
+    std::filesystem::create_directories(run_dir, ec);
+    job_dir_ = run_dir / safe_name(summary_.key);
+    if (!std::filesystem::create_directory(job_dir_, ec) && !ec)
+      job_dir_ = run_dir / fmt::format("{}-{}", safe_name(summary_.key), setup_.job_row);
     workspace_ = job_dir_ / "workspace";
     temp_dir_ = job_dir_ / "temp";
     for (const auto& dir : {workspace_, temp_dir_, setup_.kiln_dir / "tool-cache"}) {
@@ -152,6 +158,10 @@ class JobRun : public ActionHost {
     place.tool_cache = setup_.kiln_dir / "tool-cache";
     place.event_path = event_path;
     auto contexts = make_job_contexts(*setup_.repo, *setup_.event, place);
+    if (const auto& actor = setup_.options->actor; !actor.empty()) {  // kiln run --actor
+      contexts.github["actor"] = contexts.github["triggering_actor"] = actor;
+      contexts.env["GITHUB_ACTOR"] = contexts.env["GITHUB_TRIGGERING_ACTOR"] = actor;
+    }
 
     context_.contexts = setup_.contexts;
     context_.contexts["github"] = contexts.github;
@@ -288,6 +298,7 @@ class JobRun : public ActionHost {
     if (verdict.failed) {
       failed_ = true;
       summary_.reason = verdict.reason;
+      if (!summary_.failure) summary_.failure = StepFailure{.kind = "gate"};
     }
   }
 
@@ -340,6 +351,8 @@ class JobRun : public ActionHost {
 
     auto step_started = Clock::now();
     raw_outputs_.clear();
+    recent_lines_.clear();
+    step_end_kind_.clear();
     Conclusion outcome = Conclusion::success;
     if (!should_run) {
       log_kiln("error", should_run.error().to_string());
@@ -348,7 +361,7 @@ class JobRun : public ActionHost {
       outcome = Conclusion::skipped;
     } else {
       // The step's name heads its output on the terminal; the store has it in the step row.
-      setup_.observer->job_line(summary_.key, "kiln", fmt::format("▶ {}", result.name));
+      setup_.observer->job_line(shown_key(), "kiln", fmt::format("▶ {}", result.name));
       outcome = execute(step, result);
     }
     result.outcome = outcome;
@@ -359,6 +372,9 @@ class JobRun : public ActionHost {
     }
     if (result.conclusion == Conclusion::failure) failed_ = true;
     if (outcome == Conclusion::cancelled) failed_ = true;
+    if ((result.conclusion == Conclusion::failure || outcome == Conclusion::cancelled) &&
+        !summary_.failure)
+      record_failure(result, outcome);
     result.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - step_started);
 
     // Later steps see the outputs as written; what is stored and reported is masked.
@@ -385,6 +401,36 @@ class JobRun : public ActionHost {
     if (row.id) (void)setup_.store->update_step(row);
     summary_.steps.push_back(std::move(result));
     current_step_.reset();
+  }
+
+  // A step's $GITHUB_STEP_SUMMARY (masked by the step runner), appended to the job's summary as
+  // GitHub shows one job summary made of its steps' summaries.
+  void add_step_summary(const std::string& markdown) {
+    if (markdown.empty()) return;
+    if (!step_summary_.empty() && !step_summary_.ends_with('\n')) step_summary_ += '\n';
+    step_summary_ += markdown;
+  }
+
+  // The first step that failed: how it ended and its last lines, and the job's reason.
+  void record_failure(const StepSummary& result, Conclusion outcome) {
+    StepFailure failure;
+    failure.step_index = result.index;
+    failure.step = result.name;
+    failure.exit_code = result.exit_code;
+    failure.kind = !step_end_kind_.empty()            ? step_end_kind_
+                   : outcome == Conclusion::cancelled ? "cancelled"
+                   : result.exit_code != 0            ? "exit code"
+                                                      : "error";
+    failure.last_lines.assign(recent_lines_.begin(), recent_lines_.end());
+    // A cancelled job's reason is why it was cancelled (fail-fast, concurrency, Ctrl-C): the
+    // scheduler knows it.
+    if (summary_.reason.empty() && failure.kind != "cancelled")
+      summary_.reason =
+          failure.kind == "exit code"
+              ? fmt::format("step '{}' failed with exit code {}", failure.step, failure.exit_code)
+          : failure.kind == "timeout" ? fmt::format("step '{}' timed out", failure.step)
+                                      : fmt::format("step '{}' failed", failure.step);
+    summary_.failure = std::move(failure);
   }
 
   std::string default_step_name(const workflow::Step& step) const {
@@ -501,6 +547,7 @@ class JobRun : public ActionHost {
       result.exit_code =
           outcome->exit->signal ? 128 + outcome->exit->signal : outcome->exit->exit_code;
     for (const auto& [key, value] : outcome->outputs) raw_outputs_[key] = value;
+    add_step_summary(outcome->summary);
     for (const auto& [key, value] : outcome->env) file_env_[key] = value;
     exec::add_path_entries(path_additions_, outcome->path_additions);
     // The step runner has already logged why a step failed (exit code, timeout, cancel).
@@ -510,6 +557,7 @@ class JobRun : public ActionHost {
       case exec::StepOutcome::failure:
         return Conclusion::failure;
       case exec::StepOutcome::timed_out:
+        step_end_kind_ = "timeout";
         if (step_limit) {
           log_kiln("error", fmt::format("The step timed out after {} minutes.", *step_minutes));
         } else {
@@ -537,7 +585,11 @@ class JobRun : public ActionHost {
     exec::ActionContext context;
     context.workspace = workspace_;
     context.repository = setup_.repo->root;
-    context.sha = setup_.event->sha;
+    // The event's commit; when that is HEAD and the work tree has uncommitted changes, the
+    // snapshot of the work tree (repository.h: the working copy runs).
+    context.sha = !setup_.repo->work_tree_sha.empty() && setup_.event->sha == setup_.repo->head_sha
+                      ? setup_.repo->work_tree_sha
+                      : setup_.event->sha;
     context.ref = setup_.event->ref;
     context.artifact_root = setup_.artifact_root;
     context.cache_root = setup_.kiln_dir / "cache";
@@ -615,11 +667,13 @@ class JobRun : public ActionHost {
     LogSink sink(*this);
     const exec::CancelToken* cancel = setup_.cancel->cancelled() ? nullptr : setup_.cancel;
     KILN_TRY(auto result, exec::run_step(request, sink, *setup_.masker, cancel));
+    add_step_summary(result.summary);
     for (const auto& [key, value] : result.env) {
       file_env_[key] = value;
       context_.contexts["env"][key] = value;
     }
     exec::add_path_entries(path_additions_, result.path_additions);
+    if (result.outcome == exec::StepOutcome::timed_out) step_end_kind_ = "timeout";
     if (result.outcome == exec::StepOutcome::timed_out && step_limit) {
       log_kiln("error", fmt::format("The step timed out after {} minutes.", step_minutes_));
     } else if (result.outcome == exec::StepOutcome::timed_out && !timed_out_) {
@@ -720,6 +774,7 @@ class JobRun : public ActionHost {
       log_kiln("error", outcome.budget_failure);
       failed_ = true;
       summary_.reason = outcome.budget_failure;
+      if (!summary_.failure) summary_.failure = StepFailure{.kind = "gpu memory budget"};
     }
     summary_.gpu = gpu::summary_to_json(outcome.summary);
     if (auto row = setup_.store->get_job(setup_.job_row)) {
@@ -830,10 +885,14 @@ class JobRun : public ActionHost {
       }
       summary_.outputs[key] = *value;
     }
+    // A job that ran out of time failed, whether or not a step was running then.
     bool was_cancelled = setup_.cancel->cancelled() && !timed_out_;
-    summary_.conclusion = was_cancelled ? Conclusion::cancelled
-                          : failed_     ? Conclusion::failure
-                                        : Conclusion::success;
+    summary_.conclusion = was_cancelled           ? Conclusion::cancelled
+                          : failed_ || timed_out_ ? Conclusion::failure
+                                                  : Conclusion::success;
+    if (timed_out_ && summary_.reason.empty())
+      summary_.reason = fmt::format("the job exceeded its maximum execution time of {} minutes",
+                                    job_timeout_minutes_);
     summary_.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
     // Every line in the store before the job is: a reader never sees a finished job's log cut.
     if (log_) {
@@ -852,6 +911,8 @@ class JobRun : public ActionHost {
       row->outputs = nlohmann::json::object();
       for (const auto& [key, value] : summary_.outputs) row->outputs[key] = value;
       row->message = summary_.reason;
+      // $GITHUB_STEP_SUMMARY of every step, in order (masked): `kiln report`, the dashboard.
+      if (!step_summary_.empty()) row->extra["step_summary"] = step_summary_;
       // For `kiln report`: the granted GPUs and the job's test totals.
       if (!setup_.gpus.empty()) {
         nlohmann::json gpus = nlohmann::json::array();
@@ -867,6 +928,16 @@ class JobRun : public ActionHost {
  public:
   // Lines of the job's log: to the store as they come, and to the observer.
   void log_line(std::string_view kind, std::string_view text) {
+    // The running step's last lines, for the failure summary (record_failure).
+    if (current_step_ && setup_.options->failure_lines > 0 &&
+        (kind == "output" || kind == "stderr" || kind == "error" || kind == "warning" ||
+         kind == "kiln")) {
+      recent_lines_.push_back(kind == "error" || kind == "warning"
+                                  ? fmt::format("{}: {}", kind, text)
+                                  : std::string(text));
+      while (recent_lines_.size() > static_cast<size_t>(setup_.options->failure_lines))
+        recent_lines_.pop_front();
+    }
     store::LogLine line;
     line.job_id = setup_.job_row;
     line.step_index = current_step_;
@@ -877,10 +948,10 @@ class JobRun : public ActionHost {
     Status stored = log_ ? log_->append(line) : append_directly(line);
     if (!stored && !store_warned_) {
       store_warned_ = true;
-      setup_.observer->job_line(summary_.key, "warning",
+      setup_.observer->job_line(shown_key(), "warning",
                                 "cannot write the log to the store: " + stored.error().to_string());
     }
-    setup_.observer->job_line(summary_.key, kind, text);
+    setup_.observer->job_line(shown_key(), kind, text);
   }
 
   Status append_directly(const store::LogLine& line) {
@@ -953,6 +1024,9 @@ class JobRun : public ActionHost {
   std::map<std::string, std::string> file_env_;
   std::vector<std::string> path_additions_;
   std::map<std::string, std::string> raw_outputs_;  // of the step running now, unmasked
+  std::deque<std::string> recent_lines_;            // of the step running now, masked
+  std::string step_summary_;                        // the steps' $GITHUB_STEP_SUMMARY
+  std::string step_end_kind_;  // "timeout" when the step running now ran out of time
   std::vector<std::function<bool()>> post_actions_;
   // While a step runs an action: the end of its timeout-minutes, for the action's processes.
   std::optional<Clock::time_point> step_deadline_;

@@ -36,6 +36,9 @@ struct JobSetup {
   int run_attempt = 1;       // github.run_attempt: 2 and up for a re-run
   std::int64_t job_row = 0;  // the store row, created (queued) by the scheduler
   PlannedInstance instance;
+  // The key the observer shows the job's lines under: "workflow/key" when another workflow of the
+  // run has a job of the same id; empty: the instance's key.
+  std::string shown_key;
   std::vector<std::string> labels;
   // The contexts every expression of the job sees from the start: inputs, vars, secrets,
   // needs, matrix, strategy (github, runner, env, job and steps are added per job).

@@ -3,14 +3,16 @@
 #include "kiln/gpu/allocator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "kiln/engine/workflow_call.h"
-#include "kiln/exec/actions.h"
 #include "kiln/container/check.h"
 #include "kiln/container/gpu_flags.h"
+#include "kiln/engine/workflow_call.h"
+#include "kiln/exec/actions.h"
 #include "kiln/gpu/request.h"
 #include "kiln/plan/matrix.h"
 #include "kiln/plan/trigger.h"
@@ -57,6 +59,52 @@ std::string scalar_text(const nlohmann::ordered_json& value) {
   return value.dump();
 }
 
+// The keys a job's matrix can have, as written; nullopt when an expression decides them (a
+// matrix or an include list that is one `${{ }}`).
+std::optional<std::set<std::string>> matrix_keys(const workflow::Job& job) {
+  std::set<std::string> keys;
+  if (!job.strategy || !job.strategy->matrix) return keys;
+  const auto& matrix = *job.strategy->matrix;
+  if (!matrix.is_object()) return std::nullopt;
+  for (const auto& [key, value] : matrix.items()) {
+    if (key == "exclude") continue;
+    if (key != "include") {
+      keys.insert(key);
+      continue;
+    }
+    if (!value.is_array()) return std::nullopt;
+    for (const auto& entry : value) {
+      if (!entry.is_object()) return std::nullopt;
+      for (const auto& [include_key, ignored] : entry.items()) keys.insert(include_key);
+    }
+  }
+  return keys;
+}
+
+// --matrix K=V names a key of the matrix of at least one job that runs (unless an expression
+// decides some job's keys: then it cannot be known before the run).
+Status check_matrix_filter(const Selection& selection, const RunOptions& options) {
+  if (options.matrix_filter.empty()) return {};
+  std::set<std::string> known;
+  for (const auto& selected : selection.triggered) {
+    KILN_TRY(auto ids, jobs_to_run(selected.workflow, options.job_filter));
+    for (const auto& id : ids) {
+      auto keys = matrix_keys(*selected.workflow.find_job(id));
+      if (!keys) return {};
+      known.insert(keys->begin(), keys->end());
+    }
+  }
+  for (const auto& [key, value] : options.matrix_filter)
+    if (!known.contains(key))
+      return make_error(
+          ErrorCode::invalid_input,
+          known.empty() ? fmt::format("--matrix {}={}: no job that runs has a matrix", key, value)
+                        : fmt::format("--matrix {}={}: no job that runs has the matrix key '{}' "
+                                      "(keys: {})",
+                                      key, value, key, fmt::join(known, ", ")));
+  return {};
+}
+
 }  // namespace
 
 Result<bool> evaluate_flag(const workflow::Text& text, const expr::Context& context) {
@@ -87,61 +135,6 @@ expr::Value typed_inputs(const workflow::Workflow& workflow,
     }
   }
   return inputs;
-}
-
-Result<gpu::GpuRequest> job_gpu_request(std::span<const gpu::GpuLabel> labels,
-                                        const std::optional<std::string>& container_options) {
-  KILN_TRY(auto request, gpu::parse_gpu_request(labels));
-  if (request.wants_gpus() || !container_options) return request;
-  return container::gpu_request_from_options(*container_options).value_or(request);
-}
-
-workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
-                                       const gpu::GpuLabelMap& custom,
-                                       const gpu::Inventory* inventory) {
-  workflow::Diagnostics diagnostics;
-  for (const auto& job : workflow.jobs) {
-    std::vector<gpu::GpuLabel> labels;
-    bool templated = false;
-    for (const auto& label : job.runs_on.labels) {
-      if (expr::has_template(label.value))
-        templated = true;
-      else
-        labels.push_back({label.value, label.where});
-    }
-    auto expanded = custom.expand(labels);
-    std::optional<std::string> options;
-    SourceLocation options_where;
-    if (job.container && job.container->expression) templated = true;
-    if (job.container && job.container->options) {
-      options_where = job.container->options->where;
-      if (expr::has_template(job.container->options->value))
-        templated = true;
-      else
-        options = job.container->options->value;
-    }
-    auto request = job_gpu_request(expanded, options);
-    if (!request) {
-      const auto& error = request.error();
-      diagnostics.push_back({workflow::Severity::error,
-                             error.where.empty() ? job.runs_on.where : error.where, error.message});
-      continue;
-    }
-    // A label from a matrix may still add to the request: only whole requests are judged.
-    if (!inventory || templated || !request->wants_gpus()) continue;
-    auto decision = gpu::choose_gpus(*inventory, {}, *request);
-    if (decision.verdict != gpu::Verdict::never) continue;
-    SourceLocation where = options ? options_where : job.runs_on.where;
-    for (const auto& label : expanded)
-      if (label.value.starts_with("gpu")) {
-        where = label.where;
-        break;
-      }
-    diagnostics.push_back({workflow::Severity::error, where,
-                           fmt::format("job '{}' asks for {}: {}", job.id, request->to_string(),
-                                       decision.reason)});
-  }
-  return diagnostics;
 }
 
 bool plan_needs_results(const workflow::Job& job) {
@@ -187,16 +180,25 @@ Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& conte
   }
   if (combinations.empty()) combinations.emplace_back(nullptr);
 
-  // --matrix K=V keeps the combinations whose K is V.
+  // --matrix K=V keeps the combinations whose K is V, for the keys this job's matrix has: a job
+  // without K in its matrix (or without a matrix) is not filtered by it.
+  std::set<std::string> keys;
+  for (const auto& combination : combinations)
+    if (combination.is_object())
+      for (const auto& [key, value] : combination.items()) keys.insert(key);
   std::vector<nlohmann::ordered_json> kept;
   for (auto& combination : combinations) {
     bool keep = std::all_of(matrix_filter.begin(), matrix_filter.end(), [&](const auto& filter) {
+      if (!keys.contains(filter.first)) return true;
       return combination.is_object() && combination.contains(filter.first) &&
              scalar_text(combination[filter.first]) == filter.second;
     });
     if (keep) kept.push_back(std::move(combination));
   }
 
+  // Duplicate combinations are separate jobs, as on GitHub: the display name repeats, the key
+  // (GitHub's job reference name) gets "_2", "_3"... so each has its own directory and row.
+  std::set<std::string> used_keys;
   int total = static_cast<int>(kept.size());
   for (int i = 0; i < total; ++i) {
     PlannedInstance instance;
@@ -207,13 +209,15 @@ Result<PlannedJob> plan_job(const workflow::Job& job, const expr::Context& conte
                              ? fmt::format(" ({})", plan::matrix_values_text(instance.matrix))
                              : std::string{};
     instance.key = job.id + suffix;
+    for (int attempt = 2; !used_keys.insert(instance.key).second; ++attempt)
+      instance.key = fmt::format("{}{}_{}", job.id, suffix, attempt);
     if (job.name) {
       expr::Context named = context;
       named.contexts["matrix"] = nlohmann::json::parse(instance.matrix.dump());
       KILN_TRY(auto name, expr::interpolate(job.name->value, named, job.name->where));
       instance.name = expr::has_template(job.name->value) ? name : name + suffix;
     } else {
-      instance.name = instance.key;
+      instance.name = job.id + suffix;
     }
     planned.instances.push_back(std::move(instance));
   }
@@ -271,7 +275,7 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     selection.diagnostics.insert(selection.diagnostics.end(), loaded.diagnostics.begin(),
                                  loaded.diagnostics.end());
     if (!loaded.workflow) continue;
-    auto gpu_errors = check_gpu_labels(*loaded.workflow, options.gpu_labels);
+    auto gpu_errors = check_job_settings(*loaded.workflow, options.gpu_labels);
     auto container_errors = container::check_containers(*loaded.workflow, options.container_policy);
     gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());
@@ -300,6 +304,8 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     if (!jobs_found.contains(id) && !workflow::has_errors(selection.diagnostics))
       return make_error(ErrorCode::invalid_input,
                         fmt::format("--job {}: no workflow has a job with this id", id));
+  if (!workflow::has_errors(selection.diagnostics))
+    KILN_TRY_VOID(check_matrix_filter(selection, options));
   return selection;
 }
 
@@ -329,7 +335,8 @@ using Filter = std::vector<std::pair<std::string, std::string>>;
 
 // One job of the plan (--dry-run --json; the schema is in docs/cli.md).
 Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::Context& context,
-                                          const std::string& prefix, const Filter& matrix_filter) {
+                                          const std::string& prefix, const Filter& matrix_filter,
+                                          const gpu::GpuLabelMap& host) {
   using json = nlohmann::ordered_json;
   json needs = json::array();
   for (const auto& need : job.needs) needs.push_back(prefix + need.value);
@@ -386,9 +393,11 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
                                                 ? expr::Value::object()
                                                 : expr::Value::parse(instance.matrix.dump());
       json labels = json::array();
-      for (const auto& label : job.runs_on.labels) {
-        auto value = expr::interpolate(label.value, instance_context, label.where);
-        labels.push_back(value ? *value : label.value);
+      if (auto resolved = instance_labels(job.runs_on, instance_context)) {
+        KILN_TRY_VOID(check_served_labels(*resolved, host));
+        for (const auto& label : *resolved) labels.push_back(label.value);
+      } else {  // a value only the run has (a needs output): shown as written
+        for (const auto& label : job.runs_on.labels) labels.push_back(label.value);
       }
       instances.push_back({{"key", prefix + instance.key},
                            {"name", prefix + instance.name},
@@ -417,11 +426,11 @@ struct CalledMap {
 Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& wf,
                        const std::vector<std::string>& ids, const expr::Context& context,
                        const std::string& prefix, const Filter& matrix_filter,
-                       const CalledMap& called, int level) {
+                       const gpu::GpuLabelMap& host, const CalledMap& called, int level) {
   using json = nlohmann::ordered_json;
   for (const auto& id : ids) {
     const auto& job = *wf.find_job(id);
-    KILN_TRY(auto entry, plan_entry(job, context, prefix, matrix_filter));
+    KILN_TRY(auto entry, plan_entry(job, context, prefix, matrix_filter, host));
     if (!job.calls_workflow()) {
       jobs.push_back(std::move(entry));
       continue;
@@ -451,8 +460,8 @@ Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& w
       called_context.contexts = std::move(prepared.contexts);
       called_context.contexts["env"] = expr::Value::object();
       KILN_TRY_VOID(plan_jobs(jobs, target, called_ids, called_context,
-                              instance["key"].get<std::string>() + " / ", matrix_filter, called,
-                              level + 1));
+                              instance["key"].get<std::string>() + " / ", matrix_filter, host,
+                              called, level + 1));
     }
   }
   return {};
@@ -500,13 +509,15 @@ Result<nlohmann::ordered_json> plan_json(const RunOptions& options) {
     }
     context.contexts["inputs"] = typed_inputs(wf, input_values);
     context.contexts["vars"] = expr::Value::object();
+    for (const auto& [key, value] : options.vars) context.contexts["vars"][key] = value;
     context.contexts["secrets"] = expr::Value::object();
     context.contexts["env"] = expr::Value::object();
 
     KILN_TRY(auto job_ids, jobs_to_run(wf, options.job_filter));
     json jobs = json::array();
     KILN_TRY_VOID(plan_jobs(jobs, wf, job_ids, context, "", options.matrix_filter,
-                            CalledMap{selection.called, selection.unresolved}, 1));
+                            options.gpu_labels, CalledMap{selection.called, selection.unresolved},
+                            1));
     plan["workflows"].push_back(
         {{"workflow", selected.path.string()}, {"name", selected.name}, {"jobs", jobs}});
   }

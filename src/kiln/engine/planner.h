@@ -77,13 +77,35 @@ Result<bool> evaluate_flag(const workflow::Text& text, const expr::Context& cont
 expr::Value typed_inputs(const workflow::Workflow& workflow,
                          const std::map<std::string, std::string>& values);
 
-// GPU requests that can be checked before anything runs: each job's runs-on labels that hold
-// no expression, custom labels expanded by the host config's map, parsed with the GPU label
-// grammar; a malformed one is an error at its label. With an inventory, a request that inventory
-// can never satisfy is an error too.
-workflow::Diagnostics check_gpu_labels(const workflow::Workflow& workflow,
-                                       const gpu::GpuLabelMap& custom = {},
-                                       const gpu::Inventory* inventory = nullptr);
+// Runner labels and GPU requests that can be checked before anything runs: each job's runs-on
+// labels that hold no expression must be served by the host (check_served_labels), custom
+// labels are expanded by the host config's map and parsed with the GPU label grammar; a
+// malformed one is an error at its label. With an inventory, a request that inventory can never
+// satisfy is an error too, at the label that asks (or the container options line).
+// Limits are checked too: a literal timeout-minutes must parse (parse_timeout_minutes).
+workflow::Diagnostics check_job_settings(const workflow::Workflow& workflow,
+                                         const gpu::GpuLabelMap& custom = {},
+                                         const gpu::Inventory* inventory = nullptr);
+
+// timeout-minutes as written or evaluated: a positive number of minutes, at most a year (a larger
+// one is a typo, and would overflow the clock).
+constexpr double k_max_timeout_minutes = 525'600;
+Result<double> parse_timeout_minutes(const std::string& text, const SourceLocation& where);
+
+// A label the host does not serve (gpu::GpuLabelMap::serves) is an error at the label, saying
+// how to map it: a GitHub runner never takes a job one of whose labels it lacks.
+Status check_served_labels(std::span<const gpu::GpuLabel> labels, const gpu::GpuLabelMap& host);
+
+// A job instance's runs-on labels, expressions evaluated with `context` (matrix, inputs...): a
+// label that is exactly one `${{ }}` whose value is an array gives each item as a label
+// (`runs-on: ${{ matrix.runner }}` with `runner: [self-hosted, 'gpu:2']`).
+Result<std::vector<gpu::GpuLabel>> instance_labels(const workflow::RunsOn& runs_on,
+                                                   const expr::Context& context);
+
+// Where a GPU request is blamed: the first GPU-grammar label of the (expanded) labels, else, when
+// the labels ask for no GPU and container options exist, the options line, else runs-on.
+SourceLocation gpu_request_where(std::span<const gpu::GpuLabel> labels,
+                                 const SourceLocation& runs_on, const SourceLocation& options);
 
 // The GPU request of a job from its (expanded) labels, else from its container's options (already
 // evaluated): gpu::parse_gpu_request, then container::gpu_request_from_options (options the

@@ -1,5 +1,7 @@
 #include "kiln/engine/repository.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -111,6 +113,36 @@ std::optional<std::filesystem::path> find_work_tree(const std::filesystem::path&
     if (parent == dir) return std::nullopt;
     dir = parent;
   }
+}
+
+Result<std::string> snapshot_work_tree(const RepositoryInfo& repo) {
+  KILN_TRY(auto status, git(repo.root, {"status", "--porcelain", "--untracked-files=normal"}));
+  if (status.empty() || repo.head_sha.empty()) return std::string{};
+  auto index = std::filesystem::temp_directory_path() /
+               fmt::format("kiln-index-{}-{}", ::getpid(), repo.head_sha.substr(0, 12));
+  auto env = core::current_environment();
+  env["GIT_INDEX_FILE"] = index.string();
+  auto run = [&](std::vector<std::string> args) -> Result<std::string> {
+    args.insert(args.begin(), "git");
+    KILN_TRY(auto out, core::run_command(args, repo.root, env));
+    if (!out.ok())
+      return make_error(ErrorCode::io_error, fmt::format("git {} failed in {}: {}", args.at(1),
+                                                         repo.root.string(), out.err));
+    return out.out;
+  };
+  auto snapshot = [&]() -> Result<std::string> {
+    KILN_TRY_VOID(run({"read-tree", "HEAD"}));
+    KILN_TRY_VOID(run({"add", "--all", "."}));
+    KILN_TRY(auto tree, run({"write-tree"}));
+    KILN_TRY(auto commit, run({"-c", "user.name=kiln", "-c", "user.email=kiln@localhost",
+                               "commit-tree", lines_of(tree).at(0), "-p", repo.head_sha, "-m",
+                               "kiln: the work tree's uncommitted changes"}));
+    return lines_of(commit).at(0);
+  };
+  auto result = snapshot();
+  std::error_code ec;
+  std::filesystem::remove(index, ec);
+  return result;
 }
 
 Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path) {

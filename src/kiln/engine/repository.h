@@ -23,6 +23,9 @@ struct RepositoryInfo {
                                // current branch
   std::string author_name, author_email, subject;
   std::vector<std::string> head_changed_files;  // HEAD against its first parent (root: all)
+  // The working copy as a commit (snapshot_work_tree), when it has uncommitted changes: what
+  // actions/checkout gives for the event's commit when that is HEAD. Empty: a clean tree.
+  std::string work_tree_sha;
 };
 
 Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path);
@@ -30,6 +33,12 @@ Result<RepositoryInfo> inspect_repository(const std::filesystem::path& path);
 // The top level of the work tree holding `path`: the nearest directory upwards with a `.git`
 // entry (a directory, or a file for worktrees and submodules).
 std::optional<std::filesystem::path> find_work_tree(const std::filesystem::path& path);
+
+// The work tree as it is, uncommitted changes and untracked files that are not ignored
+// included, as a commit object whose parent is HEAD (through a temporary index: no ref, branch,
+// index or file of the repository changes); empty when the tree is clean. `kiln run` runs this
+// working copy, as act does: the workflow files are read from it, actions/checkout gives it.
+Result<std::string> snapshot_work_tree(const RepositoryInfo& repo);
 
 // Files changed between two commits (`from` empty: every file of `to`).
 Result<std::vector<std::string>> changed_files(const RepositoryInfo& repo, const std::string& from,

@@ -122,6 +122,7 @@ struct WorkflowState {
   Clock::time_point started;
   std::vector<JobSummary> finished;
   std::vector<std::unique_ptr<CallScope>> scopes;
+  std::string shown_prefix;  // "ci/" when another workflow of the run has a job of the same id
 };
 
 store::JobStatus to_job_status(Conclusion conclusion) {
@@ -179,8 +180,14 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
       called_[uses] = std::move(selected);
     }
     unresolved_ = selection.unresolved;
+    // Two workflows with a job of the same id: their lines are told apart as [workflow/job].
+    std::map<std::string, int> id_count;
+    for (const auto& selected : selection.triggered)
+      for (const auto& job : selected.workflow.jobs) ++id_count[job.id];
     for (const auto& selected : selection.triggered) {
-      KILN_TRY_VOID(start_workflow(selected));
+      bool shared = std::any_of(selected.workflow.jobs.begin(), selected.workflow.jobs.end(),
+                                [&](const auto& job) { return id_count[job.id] > 1; });
+      KILN_TRY_VOID(start_workflow(selected, shared ? selected.path.stem().string() + "/" : ""));
     }
     loop();
     RunReport report;
@@ -190,9 +197,10 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   }
 
  private:
-  Status start_workflow(const SelectedWorkflow& selected) {
+  Status start_workflow(const SelectedWorkflow& selected, const std::string& shown_prefix) {
     auto state = std::make_unique<WorkflowState>();
     state->selected = &selected;
+    state->shown_prefix = shown_prefix;
     state->started = Clock::now();
     store::Run run;
     run.repository =
@@ -221,6 +229,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     contexts["github"] = workflow_github_context(
         repo_, event_, selected.name, selected.path.string(), state->run.id, state->run.number);
     contexts["github"]["run_attempt"] = std::to_string(state->run.attempt);
+    if (!options_.actor.empty())
+      contexts["github"]["actor"] = contexts["github"]["triggering_actor"] = options_.actor;
     // Dispatch inputs with the workflow's defaults and types applied.
     std::map<std::string, std::string> input_values = event_.inputs;
     if (const auto* trigger = selected.workflow.find_trigger("workflow_dispatch");
@@ -233,6 +243,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
       contexts["github"]["event"]["inputs"][key] = value;
     contexts["inputs"] = typed_inputs(selected.workflow, input_values);
     contexts["vars"] = expr::Value::object();
+    for (const auto& [key, value] : options_.vars) contexts["vars"][key] = value;
     expr::Value secrets = expr::Value::object();
     for (const auto& [key, value] : options_.secrets) secrets[key] = value;
     contexts["secrets"] = secrets;
@@ -557,19 +568,15 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
                                             : expr::Value::parse(instance.planned.matrix.dump());
       std::string error;
       std::vector<gpu::GpuLabel> gpu_labels;
-      for (const auto& label : job.runs_on.labels) {
-        auto value = expr::interpolate(label.value, instance_context, label.where);
-        if (value) {
-          instance.labels.push_back(*value);
-          gpu_labels.push_back({*value, label.where});
-        } else {
-          error = value.error().to_string();
-        }
+      if (auto labels = instance_labels(job.runs_on, instance_context)) {
+        gpu_labels = std::move(*labels);
+        for (const auto& label : gpu_labels) instance.labels.push_back(label.value);
+        if (auto served = check_served_labels(gpu_labels, options_.gpu_labels); !served)
+          error = served.error().to_string();
+      } else {
+        error = labels.error().to_string();
       }
       gpu_labels = options_.gpu_labels.expand(gpu_labels);
-      for (const auto& label : gpu_labels)
-        if (label.value.starts_with("gpu") && instance.gpu_where.empty())
-          instance.gpu_where = label.where;
       std::optional<std::string> container_options;
       // A container written as an expression asks for GPUs with the options it yields.
       std::optional<workflow::Container> container = job.container;
@@ -579,14 +586,16 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         else
           error = resolved.error().to_string();
       }
+      SourceLocation options_where;
       if (container && container->options) {
         const auto& text = *container->options;
+        options_where = text.where;
         if (auto value = expr::interpolate(text.value, instance_context, text.where))
           container_options = *value;
         else
           error = value.error().to_string();
-        if (instance.gpu_where.empty()) instance.gpu_where = text.where;
       }
+      instance.gpu_where = gpu_request_where(gpu_labels, job.runs_on.where, options_where);
       if (auto request = job_gpu_request(gpu_labels, container_options))
         instance.gpu_request = *request;
       else
@@ -678,7 +687,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         }
         if (ec) {
           observer_.job_line(
-              instance.planned.key, "warning",
+              shown(instance), "warning",
               fmt::format("cannot reuse artifact {}: {}", artifact.name, ec.message()));
           continue;
         }
@@ -690,7 +699,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         (void)store_.create_artifact(artifact);
       }
     }
-    observer_.job_line(instance.planned.key, "kiln",
+    observer_.job_line(shown(instance), "kiln",
                        fmt::format("succeeded in run {}: not run again", earlier.run_id));
     finish_instance_now(instance, Conclusion::success,
                         fmt::format("reused from run {}", earlier.run_id));
@@ -742,9 +751,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         (void)store_.update_job(*row);
       }
     }
-    if (conclusion == Conclusion::failure)
-      observer_.job_line(instance.planned.key, "error", reason);
-    observer_.job_finished(instance.summary);
+    if (conclusion == Conclusion::failure) observer_.job_line(shown(instance), "error", reason);
+    finished_to_observer(instance);
   }
 
   // Starts queued instances while slots are free, in plan order (FIFO). GPU jobs go through
@@ -762,6 +770,18 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
           if (!place_on_gpus(instance, pass)) continue;
           launch(*wf, *node, instance);
         }
+  }
+
+  // The job as the observer shows it: its key, or "workflow/key" (WorkflowState::shown_prefix).
+  static std::string shown(const Instance& instance) {
+    return instance.node->workflow->shown_prefix + instance.planned.key;
+  }
+  void finished_to_observer(const Instance& instance) {
+    if (instance.node->workflow->shown_prefix.empty())
+      return observer_.job_finished(instance.summary);
+    JobSummary shown_summary = instance.summary;
+    shown_summary.key = shown(instance);
+    observer_.job_finished(shown_summary);
   }
 
   std::string job_token(const Instance& instance) const {
@@ -796,7 +816,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     if (decision.verdict == gpu::Verdict::wait) {
       if (!instance.said_waiting) {
         instance.said_waiting = true;
-        observer_.job_line(instance.planned.key, "kiln", "waiting for GPUs: " + decision.reason);
+        observer_.job_line(shown(instance), "kiln", "waiting for GPUs: " + decision.reason);
       }
       return false;
     }
@@ -815,7 +835,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     if (!*leased) {  // another kiln process took one of them meanwhile
       if (!instance.said_waiting) {
         instance.said_waiting = true;
-        observer_.job_line(instance.planned.key, "kiln",
+        observer_.job_line(shown(instance), "kiln",
                            "waiting for GPUs: another kiln process holds them");
       }
       return false;
@@ -860,6 +880,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     setup.event = &event_;
     setup.store = &store_;
     setup.observer = &observer_;
+    setup.shown_key = shown(instance);
     setup.masker = &masker_;
     setup.workflow = node.scope ? node.scope->workflow : wf.selected;
     setup.triggered = wf.selected;
@@ -900,7 +921,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     setup.kiln_dir = kiln_dir_;
     setup.artifact_root = artifact_root(wf.run.id);
     setup.cancel = &instance.cancel;
-    observer_.job_started(instance.planned.key);
+    observer_.job_started(shown(instance));
     instance.thread = std::thread([this, setup, &wf, &node, &instance] {
       JobSummary summary = run_job(setup);
       std::lock_guard lock(mutex_);
@@ -919,7 +940,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     instance.summary = std::move(summary);
     release(instance.claim);
     instance.gpus.clear();
-    observer_.job_finished(instance.summary);
+    finished_to_observer(instance);
     if (instance.summary.conclusion == Conclusion::failure && node.plan.fail_fast &&
         !instance.continue_on_error) {
       for (auto& sibling : node.instances) {
@@ -1115,7 +1136,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
         for (const auto& instance : node->instances) {
           ++total;
           if (instance.state == Instance::State::done) ++done;
-          if (instance.state == Instance::State::running) running.push_back(instance.planned.key);
+          if (instance.state == Instance::State::running) running.push_back(shown(instance));
         }
       }
     if (done != last_done_ || running != last_running_) {
@@ -1197,6 +1218,15 @@ int RunReport::exit_code() const {
 
 Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserver& observer) {
   KILN_TRY(auto repo, inspect_repository(options.repository));
+  // The working copy runs, as act runs it: the workflows are read from the work tree, so
+  // actions/checkout gives the work tree too, uncommitted changes included, and says so.
+  KILN_TRY(repo.work_tree_sha, snapshot_work_tree(repo));
+  if (!repo.work_tree_sha.empty())
+    observer.warning(fmt::format(
+        "the work tree has uncommitted changes: this run uses them (the workflow files as they "
+        "are, and actions/checkout of {} gives snapshot {} of the work tree); commit them to run "
+        "HEAD alone",
+        repo.head_sha.substr(0, 12), repo.work_tree_sha.substr(0, 12)));
   // A re-run runs the earlier run's workflow file again.
   RunOptions effective = options;
   std::optional<store::Run> earlier;

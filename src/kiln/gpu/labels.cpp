@@ -19,15 +19,12 @@ std::string substitute(std::string text, const std::vector<std::string>& names,
 
 }  // namespace
 
-Status GpuLabelMap::add(const std::string& pattern, const std::vector<std::string>& labels,
-                        const SourceLocation& where) {
-  if (pattern.empty()) return fail_at(where, "a custom GPU label must not be empty");
-  if (labels.empty())
-    return fail_at(where, "custom GPU label '{}' maps to no request (e.g. 'gpu:2 gpu-arch:gfx942')",
-                   pattern);
+Result<GpuLabelMap::Entry> GpuLabelMap::compile(const std::string& pattern,
+                                                const SourceLocation& where) {
+  if (pattern.empty()) return fail_at(where, "a custom label must not be empty");
   Entry entry;
   entry.pattern = pattern;
-  entry.labels = labels;
+  entry.where = where;
   std::string regex = "^";
   for (std::size_t i = 0; i < pattern.size();) {
     if (pattern[i] == '{') {
@@ -48,6 +45,22 @@ Status GpuLabelMap::add(const std::string& pattern, const std::vector<std::strin
   }
   regex += "$";
   entry.regex = std::regex(regex, std::regex::icase);
+  return entry;
+}
+
+Status GpuLabelMap::serve(const std::string& pattern, const SourceLocation& where) {
+  KILN_TRY(auto entry, compile(pattern, where));
+  entries_.push_back(std::move(entry));
+  return {};
+}
+
+Status GpuLabelMap::add(const std::string& pattern, const std::vector<std::string>& labels,
+                        const SourceLocation& where) {
+  if (labels.empty())
+    return fail_at(where, "custom GPU label '{}' maps to no request (e.g. 'gpu:2 gpu-arch:gfx942')",
+                   pattern);
+  KILN_TRY(auto entry, compile(pattern, where));
+  entry.labels = labels;
   for (const auto& label : labels) {
     for (std::size_t at = label.find('{'); at != std::string::npos; at = label.find('{', at + 1)) {
       auto close = label.find('}', at);
@@ -78,12 +91,43 @@ std::vector<GpuLabel> GpuLabelMap::expand(std::span<const GpuLabel> labels) cons
       std::smatch match;
       if (!std::regex_match(label.value, match, entry.regex)) continue;
       for (const auto& request : entry.labels)
-        out.push_back({substitute(request, entry.names, match), label.where});
+        out.push_back(
+            {substitute(request, entry.names, match), label.where, label.value, entry.where});
+      if (entry.labels.empty()) out.push_back(label);
       mapped = true;
       break;
     }
     if (!mapped) out.push_back(label);
   }
+  return out;
+}
+
+std::vector<std::string> GpuLabelMap::builtin_labels() {
+#if defined(__aarch64__)
+  return {"self-hosted", "linux", "arm64", "ubuntu-*"};
+#else
+  return {"self-hosted", "linux", "x64", "ubuntu-*"};
+#endif
+}
+
+bool GpuLabelMap::serves(std::string_view label) const {
+  std::string text(label);
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const auto& builtin : builtin_labels()) {
+    if (builtin.ends_with('*') ? text.starts_with(builtin.substr(0, builtin.size() - 1)) &&
+                                     text.size() >= builtin.size()
+                               : text == builtin)
+      return true;
+  }
+  if (is_grammar_label(text)) return true;
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const Entry& entry) { return std::regex_match(text, entry.regex); });
+}
+
+std::vector<std::string> GpuLabelMap::patterns() const {
+  std::vector<std::string> out;
+  for (const auto& entry : entries_) out.push_back(entry.pattern);
   return out;
 }
 

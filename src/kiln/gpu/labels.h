@@ -17,6 +17,10 @@
 
 namespace kiln::gpu {
 
+// The labels this host serves (docs/workflows.md "Runner labels"): `self-hosted`, `linux`, the
+// machine's architecture (`x64`, `arm64`), `ubuntu-*`, the GPU grammar (request.h), and the labels
+// added here: custom GPU labels (`add`) and plain ones that ask for nothing (`serve`). A job may
+// only ask for labels the host serves, as a GitHub runner takes only jobs whose every label it has.
 class GpuLabelMap {
  public:
   // Adds a mapping; labels are the request in the default grammar (request.h). Errors: an empty
@@ -25,9 +29,21 @@ class GpuLabelMap {
   Status add(const std::string& pattern, const std::vector<std::string>& labels,
              const SourceLocation& where = {});
 
+  // A label the host serves that asks for no GPU (kiln.yml `labels:`, `kiln run --label NAME`);
+  // the same pattern syntax.
+  Status serve(const std::string& pattern, const SourceLocation& where = {});
+
   // The labels with every custom label replaced by its request (same location: errors point at
-  // the workflow's label). Labels no mapping matches are kept as they are. Case-insensitive.
+  // the workflow's label; mapped_from names the custom label). Labels no mapping matches are
+  // kept as they are. Case-insensitive.
   std::vector<GpuLabel> expand(std::span<const GpuLabel> labels) const;
+
+  // Whether this host serves the label (see above). Case-insensitive.
+  bool serves(std::string_view label) const;
+  // The labels served without a mapping (self-hosted, linux, ...), for messages.
+  static std::vector<std::string> builtin_labels();
+  // The patterns added, as written.
+  std::vector<std::string> patterns() const;
 
   bool empty() const { return entries_.empty(); }
 
@@ -36,8 +52,10 @@ class GpuLabelMap {
     std::string pattern;
     std::regex regex;
     std::vector<std::string> names;  // placeholder names, in order
-    std::vector<std::string> labels;
+    std::vector<std::string> labels;  // the request; empty: a plain label
+    SourceLocation where;
   };
+  static Result<Entry> compile(const std::string& pattern, const SourceLocation& where);
   std::vector<Entry> entries_;
 };
 

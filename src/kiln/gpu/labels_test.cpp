@@ -51,5 +51,41 @@ TEST(GpuLabelMap, BadMappingsAreErrorsAtTheConfigLine) {
   EXPECT_TRUE(map.empty());
 }
 
+TEST(GpuLabelMap, ServedLabels) {
+  GpuLabelMap map;
+  ASSERT_TRUE(map.add("gpu-a100", {"gpu", "gpu-model:a100"}));
+  ASSERT_TRUE(map.serve("rocm-{n}"));
+  for (const char* label : {"self-hosted", "Linux", "ubuntu-latest", "ubuntu-22.04", "gpu", "gpu:2",
+                            "gpu-vendor:amd", "gpu-mem:40G", "GPU-A100", "rocm-box"})
+    EXPECT_TRUE(map.serves(label)) << label;
+  for (const char* label : {"windows-latest", "macos-14", "gpu-h1OO", "ubuntu-", "rocm", "big-box"})
+    EXPECT_FALSE(map.serves(label)) << label;
+  EXPECT_FALSE(map.serve(""));
+}
+
+TEST(GpuLabelMap, CustomKindComposesWithACount) {
+  GpuLabelMap map;
+  SourceLocation config{"kiln.yml", 3, 15};
+  ASSERT_TRUE(map.add("gpu-a100", {"gpu", "gpu-model:a100"}, config));
+  ASSERT_TRUE(map.add("gpu-a100x4", {"gpu:4", "gpu-model:a100"}, config));
+  SourceLocation where{"ci.yml", 4, 14};
+  std::vector<GpuLabel> two = {{"gpu-a100", where}, {"gpu:2", where}};
+  EXPECT_EQ(parse_gpu_request(map.expand(two))->to_string(), "gpu:2 gpu-model:a100");
+  std::vector<GpuLabel> count_first = {{"gpu:2", where}, {"gpu-a100", where}};
+  EXPECT_EQ(parse_gpu_request(map.expand(count_first))->to_string(), "gpu:2 gpu-model:a100");
+  std::vector<GpuLabel> contradiction = {{"gpu-a100x4", where}, {"gpu:2", where}};
+  auto request = parse_gpu_request(map.expand(contradiction));
+  ASSERT_FALSE(request);
+  EXPECT_EQ(request.error().message,
+            "runs-on label 'gpu:2' contradicts 'gpu:4' of the host's label 'gpu-a100x4' "
+            "(kiln.yml:3:15)");
+  std::vector<GpuLabel> models = {{"gpu-a100", where}, {"gpu-model:h100", where}};
+  auto other_model = parse_gpu_request(map.expand(models));
+  ASSERT_FALSE(other_model);
+  EXPECT_EQ(other_model.error().message,
+            "runs-on label 'gpu-model:h100': gpu-model is already 'a100' from 'gpu-model:a100' of "
+            "the host's label 'gpu-a100' (kiln.yml:3:15)");
+}
+
 }  // namespace
 }  // namespace kiln::gpu

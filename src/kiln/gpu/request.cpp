@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <regex>
 
@@ -24,16 +25,40 @@ std::optional<int> parse_count(std::string_view text) {
   return value;
 }
 
-// Sets a qualifier once; a second, different value is an error.
-Status set_once(std::string& field, const std::string& value, const GpuLabel& label,
-                std::string_view key) {
+// A label as messages name it: 'gpu:2', or 'gpu-model:a100' of kiln.yml label 'gpu-a100'
+// (FILE:LINE:COL).
+std::string describe(const GpuLabel& label) {
+  if (label.mapped_from.empty()) return fmt::format("'{}'", label.value);
+  return fmt::format("'{}' of the host's label '{}'{}", label.value, label.mapped_from,
+                     label.mapped_where.empty()
+                         ? std::string{}
+                         : fmt::format(" ({})", label.mapped_where.to_string()));
+}
+
+// Sets a qualifier once; a second, different value is an error naming both labels.
+Status set_once(std::string& field, std::string& set_by, const std::string& value,
+                const GpuLabel& label, std::string_view key) {
   if (!field.empty() && field != value)
-    return fail_at(label.where, "runs-on label '{}': {} is already '{}'", label.value, key, field);
+    return fail_at(label.where, "runs-on label {}: {} is already '{}' from {}", describe(label),
+                   key, field, set_by);
   field = value;
+  set_by = describe(label);
   return {};
 }
 
+constexpr std::string_view k_qualifiers[] = {"gpu-vendor", "gpu-model", "gpu-arch", "gpu-mem",
+                                             "gpu-mem-budget"};
+
 }  // namespace
+
+bool is_grammar_label(std::string_view label) {
+  std::string text = lowercase(label);
+  if (text == "gpu" || text.starts_with("gpu:")) return true;
+  auto colon = text.find(':');
+  if (colon == std::string::npos) return false;
+  return std::find(std::begin(k_qualifiers), std::end(k_qualifiers), text.substr(0, colon)) !=
+         std::end(k_qualifiers);
+}
 
 std::string GpuRequest::to_string() const {
   std::string text = all ? "gpu:all" : fmt::format("gpu:{}", count);
@@ -50,10 +75,19 @@ Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels) {
   static const std::regex k_gfx(R"(gfx[0-9]{1,2}[0-9a-f]{2})");
   GpuRequest request;
   bool counted = false;
+  bool soft_count = false;  // the count is a custom label's bare `gpu`: another count wins
   bool qualified = false;
   std::string count_label;
+  std::map<std::string, std::string> set_by;  // qualifier -> the label that set it
   for (const auto& label : labels) {
     std::string text = lowercase(label.value);
+    if (text == "gpu" && !label.mapped_from.empty()) {
+      if (counted) continue;
+      request.count = 1;
+      counted = soft_count = true;
+      count_label = describe(label);
+      continue;
+    }
     if (text == "gpu" || text.starts_with("gpu:")) {
       GpuRequest counted_as;
       if (text == "gpu") {
@@ -67,21 +101,22 @@ Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels) {
                        "runs-on label '{}': the GPU count must be a positive integer or 'all'",
                        label.value);
       }
-      if (counted && (counted_as.all != request.all || counted_as.count != request.count))
-        return fail_at(label.where, "runs-on label '{}' contradicts '{}'", label.value,
+      if (counted && !soft_count &&
+          (counted_as.all != request.all || counted_as.count != request.count))
+        return fail_at(label.where, "runs-on label {} contradicts {}", describe(label),
                        count_label);
       request.all = counted_as.all;
       request.count = counted_as.count;
       counted = true;
-      count_label = label.value;
+      soft_count = false;
+      count_label = describe(label);
       continue;
     }
     auto colon = text.find(':');
     if (colon == std::string::npos) continue;
     std::string key = text.substr(0, colon);
     std::string value = text.substr(colon + 1);
-    if (key != "gpu-vendor" && key != "gpu-model" && key != "gpu-arch" && key != "gpu-mem" &&
-        key != "gpu-mem-budget")
+    if (std::find(std::begin(k_qualifiers), std::end(k_qualifiers), key) == std::end(k_qualifiers))
       continue;
     if (value.empty())
       return fail_at(label.where, "runs-on label '{}': {} needs a value", label.value, key);
@@ -90,16 +125,16 @@ Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels) {
       if (value != "nvidia" && value != "amd")
         return fail_at(label.where, "runs-on label '{}': the vendor must be nvidia or amd",
                        label.value);
-      KILN_TRY_VOID(set_once(request.vendor, value, label, key));
+      KILN_TRY_VOID(set_once(request.vendor, set_by[key], value, label, key));
     } else if (key == "gpu-model") {
-      KILN_TRY_VOID(set_once(request.model, value, label, key));
+      KILN_TRY_VOID(set_once(request.model, set_by[key], value, label, key));
     } else if (key == "gpu-arch") {
       if (!std::regex_match(value, k_sm) && !std::regex_match(value, k_gfx))
         return fail_at(label.where,
                        "runs-on label '{}': the architecture must be sm_NN (NVIDIA) or gfxNNN "
                        "(AMD), e.g. sm_90 or gfx942",
                        label.value);
-      KILN_TRY_VOID(set_once(request.arch, value, label, key));
+      KILN_TRY_VOID(set_once(request.arch, set_by[key], value, label, key));
     } else if (key == "gpu-mem-budget") {
       // "40g" or "512m" (labels are compared lowercased): MiB of one GPU for the job's processes.
       std::optional<int> amount;
@@ -112,8 +147,9 @@ Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels) {
                        label.value);
       auto mib = static_cast<std::uint64_t>(*amount) * (value.back() == 'g' ? 1024 : 1);
       if (request.memory_budget_mib != 0 && request.memory_budget_mib != mib)
-        return fail_at(label.where, "runs-on label '{}': gpu-mem-budget is already {}M",
-                       label.value, request.memory_budget_mib);
+        return fail_at(label.where, "runs-on label {}: gpu-mem-budget is already {}M from {}",
+                       describe(label), request.memory_budget_mib, set_by[key]);
+      set_by[key] = describe(label);
       request.memory_budget_mib = mib;
     } else {
       std::optional<int> gib;
@@ -126,8 +162,9 @@ Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels) {
                        label.value);
       auto mib = static_cast<std::uint64_t>(*gib) * 1024;
       if (request.min_free_mib != 0 && request.min_free_mib != mib)
-        return fail_at(label.where, "runs-on label '{}': gpu-mem is already {}G", label.value,
-                       request.min_free_mib / 1024);
+        return fail_at(label.where, "runs-on label {}: gpu-mem is already {}G from {}",
+                       describe(label), request.min_free_mib / 1024, set_by[key]);
+      set_by[key] = describe(label);
       request.min_free_mib = mib;
     }
   }
@@ -135,8 +172,10 @@ Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels) {
     bool nvidia_arch = request.arch.starts_with("sm_");
     if (nvidia_arch != (request.vendor == "nvidia")) {
       SourceLocation where = labels.empty() ? SourceLocation{} : labels.front().where;
-      return fail_at(where, "runs-on labels: gpu-arch:{} is not an architecture of gpu-vendor:{}",
-                     request.arch, request.vendor);
+      return fail_at(where,
+                     "runs-on labels: gpu-arch:{} (from {}) is not an architecture of "
+                     "gpu-vendor:{} (from {})",
+                     request.arch, set_by["gpu-arch"], request.vendor, set_by["gpu-vendor"]);
     }
   }
   if (qualified && !counted) request.count = 1;

@@ -37,11 +37,20 @@ struct GpuRequest {
 struct GpuLabel {
   std::string value;
   SourceLocation where;
+  // The host's custom label this one is part of the request of (labels.h), and where the host
+  // config maps it; empty: the workflow wrote it. A bare `gpu` of a mapping says the kind, not
+  // the count: next to `gpu:N` it means N GPUs of that kind.
+  std::string mapped_from = {};
+  SourceLocation mapped_where = {};
 };
+
+// True for a label of the grammar above: `gpu`, `gpu:...`, `gpu-vendor:...`, `gpu-model:...`,
+// `gpu-arch:...`, `gpu-mem:...`, `gpu-mem-budget:...` (valid or not).
+bool is_grammar_label(std::string_view label);
 
 // Errors: a malformed value ("gpu:0", "gpu:two", "gpu-mem:16", "gpu-vendor:intel",
 // "gpu-arch:90"), two different counts, two different values for one qualifier, a vendor that
-// contradicts the arch.
+// contradicts the arch; a label that comes from a custom label is named by that label.
 Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels);
 Result<GpuRequest> parse_gpu_request(const std::vector<std::string>& labels);
 

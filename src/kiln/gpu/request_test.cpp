@@ -74,9 +74,10 @@ TEST(GpuRequest, MalformedLabelsAreErrors) {
             "e.g. sm_90 or gfx942");
   EXPECT_EQ(error_of({"gpu-model:"}), "runs-on label 'gpu-model:': gpu-model needs a value");
   EXPECT_EQ(error_of({"gpu-vendor:amd", "gpu-vendor:nvidia"}),
-            "runs-on label 'gpu-vendor:nvidia': gpu-vendor is already 'amd'");
+            "runs-on label 'gpu-vendor:nvidia': gpu-vendor is already 'amd' from 'gpu-vendor:amd'");
   EXPECT_EQ(error_of({"gpu-vendor:amd", "gpu-arch:sm_90"}),
-            "runs-on labels: gpu-arch:sm_90 is not an architecture of gpu-vendor:amd");
+            "runs-on labels: gpu-arch:sm_90 (from 'gpu-arch:sm_90') is not an architecture of "
+            "gpu-vendor:amd (from 'gpu-vendor:amd')");
 }
 
 TEST(GpuRequest, ErrorsCarryTheLabelsLocation) {

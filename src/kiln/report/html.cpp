@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/report/markdown.h"
 #include "kiln/report/report.h"
 
 namespace kiln::report {
@@ -203,7 +204,11 @@ std::string jobs_section(const Json& jobs) {
                          esc(step["name"]), status_badge(step_status),
                          escape(format_ms(step["duration_ms"].get<std::int64_t>())));
     }
-    out += "</table></details></td>";
+    out += "</table>";
+    if (!text_of(job["step_summary"]).empty())
+      out += "<div class=\"step-summary\">" + markdown_to_html(text_of(job["step_summary"])) +
+             "</div>";
+    out += "</details></td>";
     out += fmt::format("<td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                        status_badge(status),
                        escape(format_ms(job["duration_ms"].get<std::int64_t>())),

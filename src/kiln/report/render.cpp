@@ -85,6 +85,11 @@ std::string render_text(const Json& report) {
           summary += fmt::format("{}{}={}", summary.empty() ? "" : " ", key, text_of(value));
       out += fmt::format("    GPU: {}\n", summary);
     }
+    if (!text_of(job["step_summary"]).empty()) {
+      out += "    Summary:\n";
+      std::istringstream lines(text_of(job["step_summary"]));
+      for (std::string line; std::getline(lines, line);) out += "      " + line + "\n";
+    }
   }
 
   const auto& tests = report["tests"];

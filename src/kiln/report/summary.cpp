@@ -100,6 +100,11 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
     row["gpus"] = job.extra.contains("gpus") ? Json(job.extra["gpus"]) : Json::array();
     // The telemetry's per-job summary (peak/mean memory, utilization, energy...), when present.
     row["gpu_summary"] = job.extra.contains("gpu") ? Json(job.extra["gpu"]) : Json(nullptr);
+    // The job's $GITHUB_STEP_SUMMARY Markdown (masked when stored), "" when it wrote none.
+    row["step_summary"] =
+        job.extra.contains("step_summary") && job.extra["step_summary"].is_string()
+            ? Json(job.extra["step_summary"])
+            : Json("");
     Json step_rows = Json::array();
     for (const auto& step : steps)
       step_rows.push_back({{"index", step.index},

@@ -8,11 +8,13 @@ namespace kiln::workflow::detail {
 
 namespace {
 
+// With "labels", not GitHub's: read only to say where runner labels go.
 constexpr std::string_view k_job_keys[] = {
     "name",        "needs",     "if",       "runs-on",         "environment",
     "outputs",     "env",       "defaults", "timeout-minutes", "continue-on-error",
     "strategy",    "container", "services", "steps",           "concurrency",
-    "permissions", "uses",      "with",     "secrets",         "snapshot"};
+    "permissions", "uses",      "with",     "secrets",         "snapshot",
+    "labels"};
 constexpr std::string_view k_step_keys[] = {"id",
                                             "name",
                                             "if",
@@ -325,6 +327,10 @@ Job read_job(Reader& reader, const Entry& entry) {
       if (auto needs = reader.text_list(e, true)) job.needs = std::move(*needs);
     } else if (e.key == "if") {
       job.if_condition = reader.condition(e);
+    } else if (e.key == "labels") {
+      reader.error(e.key_where,
+                   "unknown key 'labels'; runner labels go in runs-on, e.g. "
+                   "runs-on: [self-hosted, roc-gpu-mi200]");
     } else if (e.key == "runs-on") {
       has_runs_on = true;
       job.runs_on = read_runs_on(reader, e);
