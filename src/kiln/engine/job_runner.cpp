@@ -553,6 +553,17 @@ class JobRun : public ActionHost {
                                     exec::unavailable_action_message(uses)));
       return Conclusion::failure;
     }
+    // An artifact's name becomes a directory, a store record, an API listing and a download's
+    // file name, none of which may hold a secret (and "***" is no valid name): refused.
+    if (uses.starts_with("actions/upload-artifact"))
+      if (auto name = with.find("name");
+          name != with.end() && setup_.masker->mask(name->second) != name->second) {
+        log_kiln("error", fmt::format("{}: the artifact name '{}' holds a secret; artifact names "
+                                      "are stored and shown: choose one without",
+                                      step.uses->where.to_string(),
+                                      setup_.masker->mask(name->second)));
+        return Conclusion::failure;
+      }
     std::map<std::string, std::string> outputs;
     auto conclusion = run_builtin(uses, with, env, outputs);
     for (const auto& [key, value] : outputs) raw_outputs_[key] = value;
