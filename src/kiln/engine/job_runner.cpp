@@ -155,6 +155,11 @@ class JobRun : public ActionHost {
     };
 
     token_ = setup_.job_token.empty() ? exec::new_job_token() : setup_.job_token;
+    if (!exec::subreaper_program().empty()) {
+      auto subreaper = exec::JobSubreaper::start(exec::subreaper_program(), job_dir_);
+      if (!subreaper) return std::unexpected(subreaper.error());
+      subreaper_ = std::move(*subreaper);
+    }
     // A job container has its own environment (its image's); the host's stays outside.
     if (!job_.container) base_env_ = core::current_environment();
     for (const auto& [key, value] : contexts.env) base_env_[key] = value;
@@ -462,6 +467,7 @@ class JobRun : public ActionHost {
     request.temp_dir = temp_dir_;
     request.timeout = timeout;
     request.job_token = token_;
+    if (subreaper_) request.subreaper = &*subreaper_;
     if (containers_) request.launcher = containers_->launcher();
 
     LogSink sink(*this);
@@ -593,6 +599,7 @@ class JobRun : public ActionHost {
     request.timeout = std::max(remaining, milliseconds(1));
     request.temp_dir = temp_dir_;
     request.job_token = token_;
+    if (subreaper_) request.subreaper = &*subreaper_;
     LogSink sink(*this);
     const exec::CancelToken* cancel = setup_.cancel->cancelled() ? nullptr : setup_.cancel;
     KILN_TRY(auto result, exec::run_step(request, sink, *setup_.masker, cancel));
@@ -718,6 +725,11 @@ class JobRun : public ActionHost {
   // Every process the job started is gone at its end, daemons included.
   void clean_up() {
     if (containers_) containers_->stop();
+    // The holders kill what the steps left (whatever it did to its environment or session);
+    // the token scan then finds anything that escaped them.
+    if (subreaper_)
+      for (const auto& description : subreaper_->end())
+        log_kiln("kiln", fmt::format("Cleaning up: killed leftover process {}", description));
     auto killed = exec::kill_job_processes(token_);
     if (!killed)
       log_kiln("warning", killed.error().to_string());
@@ -847,6 +859,7 @@ class JobRun : public ActionHost {
   nlohmann::json test_totals_;
   std::optional<BenchmarkCollector> benchmarks_;
   std::string token_;
+  std::optional<exec::JobSubreaper> subreaper_;
   std::unique_ptr<JobTelemetry> telemetry_;
   expr::Context context_;
   core::Environment base_env_;
