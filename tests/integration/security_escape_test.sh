@@ -23,7 +23,8 @@ marker_pids() {
 }
 no_marker_left() { [[ -z "$(marker_pids)" ]]; }
 cleanup_markers() { for pid in $(marker_pids); do kill -9 "$pid" 2>/dev/null || true; done; }
-trap 'cleanup_markers; itest_on_exit' EXIT
+# Whatever a failed run leaves is killed too; the script's exit status is kept for itest_on_exit.
+trap 'rc=$?; set +e; cleanup_markers; (exit $rc); itest_on_exit' EXIT
 
 repo="$ITEST_DIR/repo"
 make_repo "$repo"

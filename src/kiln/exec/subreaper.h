@@ -7,15 +7,17 @@
 // the whole subtree. The job-token scan (process_tracker.h) stays as the last resort for a
 // process that left the holder's subtree (one that killed its holder).
 //
-// Layout of one step: kiln spawns `kiln internal-subreaper LIFELINE KILN-PID -- SHELL...` (F,
-// the step's process group leader, what kiln waits for). F forks the holder H, which re-executes
-// itself without the job token in its environment (so a dying kiln's watchdog does not kill it
-// before it has killed its subtree), becomes a subreaper and leaves F's process group (a group
-// signal that stops the step does not reach it). H forks the shell S back into F's group. F exits
-// with S's exit status (H sends it), so kiln sees the shell's status as before. H waits while the
-// LIFELINE file exists and kiln (KILN-PID, with its start time) lives; then it kills every
-// process reparented to it, repeatedly until it has no child, writes what it killed to
-// LIFELINE.killed and exits. kiln's own children are never waited for by anyone but kiln.
+// Layout of one step: kiln spawns `kiln-subreaper LIFELINE KILN-PID -- SHELL...` (F, the step's
+// process group leader, what kiln waits for; holder/subreaper_main.cpp, a small static binary
+// beside kiln, so that it costs about a millisecond per step). F forks the holder H, which
+// becomes a subreaper, leaves F's process group (a group signal that stops the step does not
+// reach it), forks the shell S back into F's group and re-executes itself without the job token
+// in its environment (so a dying kiln's watchdog does not kill it before it has killed its
+// subtree). F exits with S's exit status (H sends it), so kiln sees the shell's status as
+// before. H waits while the LIFELINE file exists and kiln (KILN-PID, with its start time)
+// lives; then it kills every process reparented to it, repeatedly until it has no child,
+// writes what it killed to LIFELINE.killed and exits. kiln's own children are never waited
+// for by anyone but kiln.
 
 #include <sys/types.h>
 
@@ -28,15 +30,15 @@
 
 namespace kiln::exec {
 
-// The kiln binary that runs the holders, set once by kiln's main. Empty (the engine's unit
-// tests, whose binary is not kiln): steps run without holders and the token scan cleans up.
+// The kiln-subreaper binary, set once by kiln's main when it is beside kiln. Empty (the
+// engine's unit tests): steps run without holders and the token scan cleans up.
 void set_subreaper_program(std::filesystem::path program);
 const std::filesystem::path& subreaper_program();
 
 // One job's side of it (engine/job_runner): the lifeline file, the argv of each step wrapped.
 class JobSubreaper {
  public:
-  // Creates LIFELINE in `dir` (the job's own directory). `program` is the kiln binary.
+  // Creates LIFELINE in `dir` (the job's own directory). `program` is kiln-subreaper.
   static Result<JobSubreaper> start(const std::filesystem::path& program,
                                     const std::filesystem::path& dir);
   // The step's argv run under a holder.
@@ -49,10 +51,5 @@ class JobSubreaper {
   std::filesystem::path program_;
   std::filesystem::path lifeline_;
 };
-
-// `kiln internal-subreaper LIFELINE KILN-PID -- ARGV...` (F above) and the holder's re-executed
-// form `kiln internal-subreaper-hold LIFELINE KILN-PID KILN-START SHELL-PID STATUS-FD`.
-int run_subreaper(int argc, char** argv);
-int run_subreaper_holder(int argc, char** argv);
 
 }  // namespace kiln::exec
