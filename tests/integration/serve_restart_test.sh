@@ -73,9 +73,12 @@ http_get() {
 }
 deliver_push() {  # deliver_push DELIVERY: prints the trigger id
   local body="$ITEST_DIR/push.json"
+  # Each push its own payload (GitHub's differ in pushed_at, head_commit...): the same body
+  # under another delivery id is a replay, which runs nothing.
   cat >"$body" <<EOF2
 {"ref": "refs/heads/main", "before": "0000000000000000000000000000000000000000",
- "after": "$sha", "repository": {"full_name": "acme/widgets"}, "sender": {"login": "alice"}}
+ "after": "$sha", "repository": {"full_name": "acme/widgets"}, "sender": {"login": "alice"},
+ "kiln_test_delivery": "$1"}
 EOF2
   local signature="sha256=$(openssl dgst -sha256 -hmac "$secret" <"$body" | sed 's/^.*= //')"
   curl -sS -o "$ITEST_DIR/last.out" -H "X-GitHub-Event: push" -H "X-GitHub-Delivery: $1" \

@@ -8,6 +8,11 @@
 #include <vector>
 
 #include "kiln/exec/process_tracker.h"
+#include "kiln/exec/subreaper.h"
+
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <fmt/core.h>
 
@@ -53,6 +58,12 @@ int main(int argc, char** argv) {
   // The watchdog of `kiln run` (exec::start_orphan_reaper): not a user command.
   if (argc == 3 && std::string_view(argv[1]) == "internal-reaper")
     return exec::run_orphan_reaper(argv[2]);
+  // The holder of each step's processes (exec/subreaper.h), built beside kiln.
+  std::error_code ec;
+  if (auto self = std::filesystem::read_symlink("/proc/self/exe", ec); !ec) {
+    auto holder = self.parent_path() / "kiln-subreaper";
+    if (::access(holder.c_str(), X_OK) == 0) exec::set_subreaper_program(holder);
+  }
   CLI::App app{"kiln: continuous integration on real GPU hardware"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kiln 0.1.0");

@@ -178,6 +178,11 @@ class JobRun : public ActionHost {
     // `container:` and `services:` written as expressions, evaluated now (expand.h).
     KILN_TRY(resolved_containers_, workflow::resolve_containers(job_, context_));
     const workflow::Job& containers = resolved_containers_ ? *resolved_containers_ : job_;
+    if (!exec::subreaper_program().empty()) {
+      auto subreaper = exec::JobSubreaper::start(exec::subreaper_program(), job_dir_);
+      if (!subreaper) return std::unexpected(subreaper.error());
+      subreaper_ = std::move(*subreaper);
+    }
     // A job container has its own environment (its image's); the host's stays outside.
     if (!containers.container) base_env_ = core::current_environment();
     for (const auto& [key, value] : contexts.env) base_env_[key] = value;
@@ -532,6 +537,7 @@ class JobRun : public ActionHost {
     request.temp_dir = temp_dir_;
     request.timeout = timeout;
     request.job_token = token_;
+    if (subreaper_) request.subreaper = &*subreaper_;
     if (containers_) request.launcher = containers_->launcher();
 
     LogSink sink(*this);
@@ -635,6 +641,17 @@ class JobRun : public ActionHost {
                                     exec::unavailable_action_message(uses)));
       return Conclusion::failure;
     }
+    // An artifact's name becomes a directory, a store record, an API listing and a download's
+    // file name, none of which may hold a secret (and "***" is no valid name): refused.
+    if (uses.starts_with("actions/upload-artifact"))
+      if (auto name = with.find("name");
+          name != with.end() && setup_.masker->mask(name->second) != name->second) {
+        log_kiln("error", fmt::format("{}: the artifact name '{}' holds a secret; artifact names "
+                                      "are stored and shown: choose one without",
+                                      step.uses->where.to_string(),
+                                      setup_.masker->mask(name->second)));
+        return Conclusion::failure;
+      }
     std::map<std::string, std::string> outputs;
     auto conclusion = run_builtin(uses, with, env, outputs);
     for (const auto& [key, value] : outputs) raw_outputs_[key] = value;
@@ -664,6 +681,7 @@ class JobRun : public ActionHost {
     request.timeout = std::max(remaining, milliseconds(1));
     request.temp_dir = temp_dir_;
     request.job_token = token_;
+    if (subreaper_) request.subreaper = &*subreaper_;
     LogSink sink(*this);
     const exec::CancelToken* cancel = setup_.cancel->cancelled() ? nullptr : setup_.cancel;
     KILN_TRY(auto result, exec::run_step(request, sink, *setup_.masker, cancel));
@@ -855,6 +873,11 @@ class JobRun : public ActionHost {
   // Every process the job started is gone at its end, daemons included.
   void clean_up() {
     if (containers_) containers_->stop();
+    // The holders kill what the steps left (whatever it did to its environment or session);
+    // the token scan then finds anything that escaped them.
+    if (subreaper_)
+      for (const auto& description : subreaper_->end())
+        log_kiln("kiln", fmt::format("Cleaning up: killed leftover process {}", description));
     auto killed = exec::kill_job_processes(token_);
     if (!killed)
       log_kiln("warning", killed.error().to_string());
@@ -1017,6 +1040,7 @@ class JobRun : public ActionHost {
   nlohmann::json test_totals_;
   std::optional<BenchmarkCollector> benchmarks_;
   std::string token_;
+  std::optional<exec::JobSubreaper> subreaper_;
   std::unique_ptr<JobTelemetry> telemetry_;
   expr::Context context_;
   core::Environment base_env_;

@@ -36,6 +36,7 @@
 #include "kiln/plan/concurrency.h"
 #include "kiln/plan/trigger.h"
 #include "kiln/store/process_identity.h"
+#include "kiln/engine/masking.h"
 #include "kiln/store/store.h"
 #include "kiln/workflow/expand.h"
 
@@ -146,8 +147,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
       : options_(options),
         repo_(repo),
         event_(event),
-        store_(store),
-        observer_(observer),
+        store_(store, masker_),
+        observer_(observer, masker_),
         gpus_(options) {
     max_parallel_ = options.max_parallel > 0
                         ? options.max_parallel
@@ -193,6 +194,7 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
     RunReport report;
     report.not_triggered = selection.not_triggered;
     for (auto& wf : workflows_) report.runs.push_back(finish_workflow(*wf));
+    mask_report(masker_, report);
     return report;
   }
 
@@ -826,8 +828,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
                                        instance.gpu_request.to_string(), decision.reason));
     const auto& wf = *instance.node->workflow;
     store::GpuLease lease;
-    lease.holder = fmt::format("{}: {} / {} (run {})", repo_.root.filename().string(),
-                               wf.selected->name, instance.planned.key, wf.run.id);
+    lease.holder = masker_.mask(fmt::format("{}: {} / {} (run {})", repo_.root.filename().string(),
+                                            wf.selected->name, instance.planned.key, wf.run.id));
     lease.job_token = instance.token;
     lease.run_id = wf.run.id;
     auto leased = gpus_.lease(decision.gpus, lease);
@@ -1177,9 +1179,10 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   const RunOptions& options_;
   const RepositoryInfo& repo_;
   const plan::Event& event_;
-  store::Store& store_;
-  RunObserver& observer_;
   exec::Masker masker_;
+  // The run's one masking point (masking.h): every write and report of the run goes through it.
+  MaskingStore store_;
+  MaskingObserver observer_;
   std::filesystem::path kiln_dir_;
   int max_parallel_ = 1;
 

@@ -1,6 +1,7 @@
 #include "kiln/exec/masker.h"
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <utility>
 
@@ -13,25 +14,116 @@ bool blank(std::string_view text) {
   });
 }
 
+std::string base64(std::string_view bytes, bool url_safe, bool pad) {
+  const char* alphabet = url_safe
+                             ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                             : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const unsigned v = static_cast<unsigned char>(bytes[i]) << 16 |
+                       static_cast<unsigned char>(bytes[i + 1]) << 8 |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    for (int shift = 18; shift >= 0; shift -= 6) out += alphabet[(v >> shift) & 63];
+  }
+  if (!pad || i == bytes.size()) return out;
+  const bool two = i + 2 == bytes.size();
+  const unsigned v = static_cast<unsigned char>(bytes[i]) << 16 |
+                     (two ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0u);
+  out += alphabet[(v >> 18) & 63];
+  out += alphabet[(v >> 12) & 63];
+  out += two ? alphabet[(v >> 6) & 63] : '=';
+  out += '=';
+  return out;
+}
+
+std::string json_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char k_hex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += k_hex[(c >> 4) & 15];
+          out += k_hex[c & 15];
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+// RFC 3986 percent encoding of everything but the unreserved characters; `plus` writes a
+// space as '+' (HTML forms, query strings).
+std::string percent_encode(std::string_view text, bool lower, bool plus) {
+  const char* hex = lower ? "0123456789abcdef" : "0123456789ABCDEF";
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += c;
+    } else if (plus && c == ' ') {
+      out += '+';
+    } else {
+      out += '%';
+      out += hex[byte >> 4];
+      out += hex[byte & 15];
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> encoded_forms(std::string_view value) {
+  std::vector<std::string> forms;
+  for (bool url_safe : {false, true}) {
+    forms.push_back(base64(value, url_safe, true));
+    // A value preceded by `shift` bytes of another text (mod 3): the groups its bytes decide.
+    for (std::size_t shift = 0; shift < 3 && shift < value.size(); ++shift) {
+      const auto rest = value.substr(shift);
+      forms.push_back(base64(rest.substr(0, rest.size() / 3 * 3), url_safe, false));
+    }
+  }
+  forms.push_back(json_escape(value));
+  for (bool lower : {false, true})
+    for (bool plus : {false, true}) forms.push_back(percent_encode(value, lower, plus));
+  return forms;
+}
+
 }  // namespace
 
-void Masker::add_one(std::string_view value) {
-  if (value.size() < min_length_ || blank(value)) return;
+void Masker::add_with_encodings(std::string_view value) {
+  if (add_one(value, min_length_)) ++registered_;
+  for (const auto& form : encoded_forms(value))
+    if (form != value) add_one(form, std::max(min_length_, k_min_encoded));
+}
+
+bool Masker::add_one(std::string_view value, std::size_t min_length) {
+  if (value.size() < min_length || blank(value)) return false;
   // Keep values_ sorted longest first (then by text) and without duplicates.
   auto before = [](const std::string& a, std::string_view b) {
     return a.size() != b.size() ? a.size() > b.size() : std::string_view(a) < b;
   };
   auto it = std::lower_bound(values_.begin(), values_.end(), value, before);
-  if (it != values_.end() && *it == value) return;
+  if (it != values_.end() && *it == value) return false;
   values_.insert(it, std::string(value));
   for (auto& bucket : by_first_byte_) bucket.clear();
   for (std::size_t i = 0; i < values_.size(); ++i)
     by_first_byte_[static_cast<unsigned char>(values_[i][0])].push_back(i);
+  return true;
 }
 
 void Masker::add(std::string_view secret) {
   std::unique_lock lock(mutex_);
-  add_one(secret);
+  add_with_encodings(secret);
   if (secret.find('\n') == std::string_view::npos) return;
   std::size_t start = 0;
   while (start <= secret.size()) {
@@ -39,7 +131,7 @@ void Masker::add(std::string_view secret) {
     if (end == std::string_view::npos) end = secret.size();
     auto line = secret.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    add_one(line);
+    add_with_encodings(line);
     start = end + 1;
   }
 }
@@ -94,7 +186,7 @@ std::size_t Masker::hold_back(std::string_view text) const {
 
 std::size_t Masker::size() const {
   std::shared_lock lock(mutex_);
-  return values_.size();
+  return registered_;
 }
 
 }  // namespace kiln::exec

@@ -11,7 +11,14 @@
 //    log and protects nothing); any other value is masked whatever its length, as GitHub does,
 //    unless the Masker was made with a larger min_length;
 //  - occurrences may overlap: the union of all matched ranges is replaced, each maximal range by
-//    one "***", so a longer secret is never half revealed by a shorter one inside it.
+//    one "***", so a longer secret is never half revealed by a shorter one inside it;
+//  - the encoded forms of each value (and line) that GitHub's runner masks too, so that
+//    `echo -n "user:$TOKEN" | base64`, a secret inside a JSON string or in a URL is masked:
+//    base64 at the three alignments a value can have inside a longer encoded text (the whole
+//    4-character groups its bytes alone decide; plus the padded encoding of the value itself),
+//    also in the URL-safe alphabet; the JSON string escape; percent encoding (upper- and
+//    lowercase hex, and `+` for space). Encoded forms shorter than k_min_encoded characters
+//    are left out: they would mask unrelated text.
 
 #include <cstddef>
 #include <shared_mutex>
@@ -24,6 +31,7 @@ namespace kiln::exec {
 class Masker {
  public:
   static constexpr std::string_view k_mask = "***";
+  static constexpr std::size_t k_min_encoded = 6;
 
   explicit Masker(std::size_t min_length = 1) : min_length_(min_length == 0 ? 1 : min_length) {}
   Masker(const Masker&) = delete;
@@ -40,11 +48,15 @@ class Masker {
   // them back and prepends them to the next piece, so a secret split across pieces is masked.
   std::size_t hold_back(std::string_view text) const;
 
-  // How many distinct values are masked.
+  // How many distinct values were registered (their encoded forms not counted).
   std::size_t size() const;
 
  private:
-  void add_one(std::string_view value);  // requires mutex_ held exclusively
+  // Each requires mutex_ held exclusively.
+  void add_with_encodings(std::string_view value);
+  bool add_one(std::string_view value, std::size_t min_length);  // true when new
+
+  std::size_t registered_ = 0;
 
   std::size_t min_length_;
   mutable std::shared_mutex mutex_;

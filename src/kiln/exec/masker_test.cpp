@@ -48,6 +48,71 @@ TEST(Masker, IgnoresEmptyAndBlankValues) {
   EXPECT_EQ(strict.mask("abc abcd"), "abc ***");
 }
 
+// The base64 of `text` (RFC 4648, padded), to build the encoded texts a job would print.
+std::string b64(std::string_view text) {
+  static constexpr char k[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); i += 3) {
+    unsigned v = 0;
+    for (std::size_t j = 0; j < 3; ++j)
+      v = v << 8 | (i + j < text.size() ? static_cast<unsigned char>(text[i + j]) : 0u);
+    const std::size_t chars = std::min<std::size_t>(4, text.size() - i + 1);
+    for (std::size_t j = 0; j < 4; ++j) out += j < chars ? k[(v >> (18 - 6 * j)) & 63] : '=';
+  }
+  return out;
+}
+
+TEST(Masker, Base64AtEveryAlignmentLeavesNoSecretGroup) {
+  const std::string secret = "s3cr3t-V4LUE-0123456789";
+  Masker m;
+  m.add(secret);
+  for (const std::string prefix : {"", "u", "us", "user:", "user:p"}) {
+    for (const std::string suffix : {"", "x", "@host:443"}) {
+      const std::string encoded = b64(prefix + secret + suffix);
+      const std::string masked = m.mask("auth " + encoded + " end");
+      // The 4-character groups that encode bytes of the secret only must all be gone.
+      const std::size_t first = (prefix.size() + 2) / 3, end = (prefix.size() + secret.size()) / 3;
+      ASSERT_LT(first, end);
+      for (std::size_t group = first; group < end; ++group)
+        EXPECT_EQ(masked.find(encoded.substr(4 * group, 4)), std::string::npos)
+            << prefix << "|" << suffix << ": group " << group << " in " << masked;
+      EXPECT_NE(masked.find("***"), std::string::npos) << masked;
+    }
+  }
+  EXPECT_EQ(m.mask(b64(secret)), "***");
+  EXPECT_EQ(m.size(), 1u);
+}
+
+TEST(Masker, UrlSafeBase64JsonAndPercentEncodings) {
+  Masker m;
+  m.add("p@ss w/rd+\"quoted\"?&=~");
+  EXPECT_EQ(m.mask("{\"password\":\"p@ss w/rd+\\\"quoted\\\"?&=~\"}"), "{\"password\":\"***\"}");
+  EXPECT_EQ(m.mask("https://h/?pw=p%40ss%20w%2Frd%2B%22quoted%22%3F%26%3D~&x=1"),
+            "https://h/?pw=***&x=1");
+  EXPECT_EQ(m.mask("pw=p%40ss+w%2Frd%2B%22quoted%22%3F%26%3D~"), "pw=***");
+  EXPECT_EQ(m.mask("pw=p%40ss%20w%2frd%2b%22quoted%22%3f%26%3d~"), "pw=***");
+  Masker binary;
+  binary.add("\xfb\xff\xfe-token-\xfb\xff");  // base64 with '+' and '/' in it
+  std::string standard = b64("\xfb\xff\xfe-token-\xfb\xff");
+  std::string url_safe = standard;
+  for (auto& c : url_safe) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  ASSERT_NE(standard, url_safe);
+  EXPECT_EQ(binary.mask(standard), "***");
+  EXPECT_EQ(binary.mask(url_safe), "***");
+}
+
+TEST(Masker, JsonEscapesOfAMultiLineSecret) {
+  Masker m;
+  m.add("line-one-AAA\nline-two\tBBB");
+  EXPECT_EQ(m.mask("{\"k\": \"line-one-AAA\\nline-two\\tBBB\"}"), "{\"k\": \"***\"}");
+}
+
+TEST(Masker, ShortEncodingsAreLeftOut) {
+  Masker m;
+  m.add("abc");  // base64 "YWJj": 4 characters, under k_min_encoded
+  EXPECT_EQ(m.mask("YWJj abc"), "YWJj ***");
+}
+
 TEST(Masker, DuplicatesAreStoredOnce) {
   Masker m;
   m.add("tok");

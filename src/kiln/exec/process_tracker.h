@@ -7,7 +7,9 @@
 // cgroup, no privileges beyond owning the processes.
 //
 // A process that empties its own environment (env -i, some daemons) is missed, unless it is in
-// the process group of one that is found: the groups of found processes are killed too.
+// the process group of one that is found: the groups of found processes are killed too. Such
+// processes are the holders' (subreaper.h): each step's leftovers are reparented to its holder,
+// which kills them first; this scan is the last resort.
 
 #include <sys/types.h>
 

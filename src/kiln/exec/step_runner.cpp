@@ -141,6 +141,8 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
   if (request.launcher != nullptr) {
     KILN_TRY(spawn, request.launcher->launch(std::move(spawn.argv), std::move(*spawn.env),
                                              std::move(spawn.cwd)));
+  } else if (request.subreaper != nullptr) {
+    spawn.argv = request.subreaper->wrap(std::move(spawn.argv));
   }
   spawn.output = options.merge_stderr ? core::OutputMode::merged : core::OutputMode::separate;
   spawn.max_line_bytes = options.max_line_bytes;

@@ -26,6 +26,7 @@
 #include "kiln/exec/log_sink.h"
 #include "kiln/exec/masker.h"
 #include "kiln/exec/step_launcher.h"
+#include "kiln/exec/subreaper.h"
 
 namespace kiln::exec {
 
@@ -40,6 +41,9 @@ struct StepRequest {
   // Where the shell runs: nullptr = on the host; a container job's launcher otherwise. The
   // shell is then looked up, and working_directory must exist, where the launcher runs it.
   StepLauncher* launcher = nullptr;
+  // On the host: the job's holders (subreaper.h) keep and finally kill what the step leaves
+  // behind. nullptr: only the token scan does.
+  const JobSubreaper* subreaper = nullptr;
 };
 
 struct StepRunnerOptions {

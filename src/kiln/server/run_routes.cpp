@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "kiln/server/bounded_http.h"
 #include "kiln/server/routes.h"
 #include "kiln/server/zip_archive.h"
 
@@ -27,7 +28,7 @@ void reply_error(Response& res, int status, const std::string& message) {
   reply(res, status, {{"error", message}});
 }
 int http_status(const Error& error) { return error.code == ErrorCode::not_found ? 404 : 500; }
-std::int64_t path_id(const Request& req) { return std::stoll(req.matches[1].str()); }
+constexpr std::size_t k_max_rerun_body = 64 * 1024;
 
 // The trigger whose runs include `run_id`: a re-run repeats its event.
 std::optional<store::Trigger> trigger_of(store::Store& store, std::int64_t run_id) {
@@ -43,7 +44,6 @@ std::optional<store::Trigger> trigger_of(store::Store& store, std::int64_t run_i
 // POST /api/runs/ID/rerun {"failed_only": bool}: a new trigger with the run's event, commit
 // and payload that runs only the run's workflow, as its next attempt.
 void rerun(RouteContext& context, const Request& req, Response& res) {
-  if (!context.authorized(req, res)) return;
   if (context.draining) return reply_error(res, 503, "the server is shutting down");
   const auto run_id = path_id(req);
   bool failed_only = false;
@@ -67,6 +67,7 @@ void rerun(RouteContext& context, const Request& req, Response& res) {
   store::Trigger trigger = *original;
   trigger.id = 0;
   trigger.delivery = "";
+  trigger.identity = "";
   trigger.status = store::TriggerStatus::queued;
   trigger.message = fmt::format("re-run of run {}{}", run_id, failed_only ? " (failed jobs)" : "");
   trigger.run_ids = nullptr;
@@ -145,8 +146,8 @@ void download_artifact(RouteContext& context, const Request& req, Response& res)
 }  // namespace
 
 void register_run_routes(httplib::Server& http, RouteContext& context) {
-  http.Post(R"(/api/runs/(\d+)/rerun)",
-            [&context](const Request& req, Response& res) { rerun(context, req, res); });
+  post_with_body(http, R"(/api/runs/(\d+)/rerun)", k_max_rerun_body, context.authorized,
+                 [&context](const Request& req, Response& res) { rerun(context, req, res); });
   http.Get(R"(/api/runs/(\d+)/artifacts)",
            [&context](const Request& req, Response& res) { list_artifacts(context, req, res); });
   http.Get(R"(/api/runs/(\d+)/artifacts/([^/]+))",

@@ -13,6 +13,7 @@
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/gpu_supervisor.h"
 #include "kiln/server/api_json.h"
+#include "kiln/server/bounded_http.h"
 #include "kiln/server/dashboard.h"
 #include "kiln/server/poller.h"
 #include "kiln/server/routes.h"
@@ -31,8 +32,13 @@ using json = nlohmann::ordered_json;
 using httplib::Request;
 using httplib::Response;
 
-// GitHub caps webhook payloads at 25 MB; anything larger is not a forge's delivery.
+// GitHub caps webhook payloads at 25 MB; anything larger is not a forge's delivery. A webhook
+// body is checked against the secrets while it is read and kept in memory only up to
+// k_webhook_in_memory (the rest waits in a temporary file until the signature matched); the
+// API's own bodies are small JSON objects.
 constexpr std::size_t k_max_body = 25 * 1024 * 1024;
+constexpr std::size_t k_webhook_in_memory = 256 * 1024;
+constexpr std::size_t k_max_api_body = 64 * 1024;
 // HTTP worker threads. Each open event stream holds one for as long as its run lasts, and each
 // keep-alive connection one between its requests: cpp-httplib's default (8 on a small host)
 // let eight log viewers stall webhooks and /healthz (tests/integration/serve_api_test.sh).
@@ -61,7 +67,6 @@ std::int64_t number_param(const Request& req, const char* name, std::int64_t fal
   return ec == std::errc() && end == text.data() + text.size() ? value : fallback;
 }
 
-std::int64_t path_id(const Request& req) { return std::stoll(req.matches[1].str()); }
 
 // The first header of several names that is present ("" when none): Gitea and Forgejo send
 // their own names beside GitHub's.
@@ -88,7 +93,6 @@ class Service {
     poller_.start();
     routes();
     http_.new_task_queue = [] { return new httplib::ThreadPool(k_http_threads); };
-    http_.set_payload_max_length(k_max_body);
     int port = serve_.listen_port;
     if (port == 0) {
       port = http_.bind_to_any_port(serve_.listen_host);
@@ -156,8 +160,10 @@ class Service {
       else
         reply(res, 200, {{"status", "ok"}, {"running", queue_.running()}});
     });
-    http_.Post("/webhooks/github",
-               [this](const Request& req, Response& res) { webhook(req, res); });
+    post_streaming(http_, "/webhooks/github", k_max_body,
+                   [this](const Request& req, Response& res, const PieceReader& read) {
+                     webhook(req, res, read);
+                   });
     http_.Get("/api/runs", [this](const Request& req, Response& res) {
       store::RunQuery query;
       query.limit = static_cast<int>(number_param(req, "limit", 50));
@@ -195,8 +201,11 @@ class Service {
     });
     http_.Get(R"(/api/runs/(\d+)/events)",
               [this](const Request& req, Response& res) { events(req, res); });
-    http_.Post(R"(/api/runs/(\d+)/cancel)", [this](const Request& req, Response& res) {
-      if (!authorized(req, res)) return;
+    const HeaderCheck token = [this](const Request& req, Response& res) {
+      return authorized(req, res);
+    };
+    post_with_body(http_, R"(/api/runs/(\d+)/cancel)", k_max_api_body, token,
+                   [this](const Request& req, Response& res) {
       const auto id = path_id(req);
       auto run = store_->get_run(id);
       if (!run) return reply_error(res, http_status(run.error()), run.error().message);
@@ -217,21 +226,22 @@ class Service {
       if (!trigger) return reply_error(res, http_status(trigger.error()), trigger.error().message);
       reply(res, 200, to_json(*trigger));
     });
-    http_.Post(R"(/api/triggers/(\d+)/approve)", [this](const Request& req, Response& res) {
-      if (!authorized(req, res)) return;
+    post_with_body(http_, R"(/api/triggers/(\d+)/approve)", k_max_api_body, token,
+                   [this](const Request& req, Response& res) {
       if (draining_) return reply_error(res, 503, "the server is shutting down");
       auto approved = queue_.approve(path_id(req), "the API");
       if (!approved) return reply_error(res, http_status(approved.error()), approved.error().message);
       reply(res, 202, {{"approved", path_id(req)}});
     });
-    http_.Post(R"(/api/triggers/(\d+)/cancel)", [this](const Request& req, Response& res) {
-      if (!authorized(req, res)) return;
+    post_with_body(http_, R"(/api/triggers/(\d+)/cancel)", k_max_api_body, token,
+                   [this](const Request& req, Response& res) {
       auto cancelled = queue_.cancel_trigger(path_id(req));
       if (!cancelled)
         return reply_error(res, http_status(cancelled.error()), cancelled.error().message);
       reply(res, 202, {{"cancelling", path_id(req)}});
     });
-    http_.Post("/api/triggers", [this](const Request& req, Response& res) { trigger(req, res); });
+    post_with_body(http_, "/api/triggers", k_max_api_body, token,
+                   [this](const Request& req, Response& res) { trigger(req, res); });
     register_telemetry_routes(http_, *store_);
     http_.Get("/api/gpus", [this](const Request&, Response& res) {
       engine::GpuSupervisor supervisor(options_.base);
@@ -245,38 +255,63 @@ class Service {
     register_dashboard_routes(http_, *store_);
     register_run_routes(http_, routes_);
     register_metrics_routes(http_, routes_);
+    refuse_other_bodies(http_);  // after every route that takes a body
   }
 
-  void webhook(const Request& req, Response& res) {
+  void webhook(const Request& req, Response& res, const PieceReader& read) {
     if (draining_) return reply_error(res, 503, "the server is shutting down");
     const std::string event_name = header(req, {"X-GitHub-Event", "X-Gitea-Event"});
     const std::string delivery = header(req, {"X-GitHub-Delivery", "X-Gitea-Delivery"});
     const std::string signature = req.get_header_value("X-Hub-Signature-256");
     if (event_name.empty() || delivery.empty())
       return reply_error(res, 400, "X-GitHub-Event and X-GitHub-Delivery are required");
-    // The secret depends on the repository, so the body is read before the signature is
-    // checked; nothing from it is used or stored until the signature matched.
-    auto body = nlohmann::json::parse(req.body, nullptr, false);
+    // The secret depends on the repository named in the body, so the body is checked against
+    // every configured secret while it is read; nothing of it is parsed, used or stored until
+    // one matched, and the repository it names must be one whose secret matched.
+    std::vector<std::string> secrets;
+    for (const auto& repository : serve_.repositories) secrets.push_back(repository.webhook_secret);
+    StreamingSignatures signatures(secrets);
+    SpooledBody spooled(k_webhook_in_memory);
+    if (!read([&](const char* data, std::size_t n) {
+          signatures.update({data, n});
+          return spooled.append(data, n);
+        }))
+      return;
+    const auto signed_by = signatures.matches(signature);
+    auto refuse = [&] {
+      spdlog::warn("webhook {}: refused: bad or missing signature", delivery);
+      reply_error(res, 401, "bad or missing X-Hub-Signature-256");
+    };
+    if (std::find(signed_by.begin(), signed_by.end(), true) == signed_by.end()) return refuse();
+    auto text = spooled.text();
+    if (!text) return reply_error(res, 500, "cannot read the delivery's body back");
+    const std::string& body_text = *text;
+    auto body = nlohmann::json::parse(body_text, nullptr, false);
     std::string full_name;
     if (body.is_object() && body["repository"].is_object() &&
         body["repository"]["full_name"].is_string())
       full_name = body["repository"]["full_name"].get<std::string>();
     const auto* repository = find_repository(serve_, full_name);
-    if (!repository || !signature_matches(repository->webhook_secret, req.body, signature)) {
-      spdlog::warn("webhook {}: refused: bad or missing signature", delivery);
-      return reply_error(res, 401, "bad or missing X-Hub-Signature-256");
-    }
-    auto event = parse_webhook(event_name, req.body);
+    if (!repository || !signed_by[static_cast<std::size_t>(repository - serve_.repositories.data())])
+      return refuse();
+    auto event = parse_webhook(event_name, body_text);
     if (!event) return reply_error(res, 400, event.error().message);
     if (!event->ignored.empty()) return reply(res, 202, {{"ignored", event->ignored}});
+    if (auto fresh = check_event_time(*event, store::now_ms()); !fresh) {
+      spdlog::warn("webhook {}: refused: {}", delivery, fresh.error().message);
+      return reply_error(res, 409, fresh.error().message);
+    }
     if (event->event == "workflow_dispatch")
       if (auto resolved = resolve_dispatch_commit(*event, *repository); !resolved)
         return reply_error(res, resolved.error().code == ErrorCode::not_found ? 422 : 502,
                            resolved.error().message);
-    auto created = store_->create_trigger(make_trigger(*event, delivery, serve_, *repository));
+    auto record = make_trigger(*event, delivery, serve_, *repository);
+    record.identity = payload_identity(*event, body_text);
+    auto created = store_->create_trigger(record);
     if (!created) return reply_error(res, 500, created.error().message);
     if (!created->has_value()) {
-      spdlog::info("webhook {}: a redelivery, not run again", delivery);
+      spdlog::info("webhook {}: a redelivery or replay of a delivery seen before, not run again",
+                   delivery);
       return reply(res, 200, {{"duplicate", delivery}});
     }
     const auto id = **created;

@@ -40,5 +40,27 @@ TEST(Signature, RejectsWhatDoesNotMatch) {
   EXPECT_FALSE(signature_matches(k_secret, k_body, not_hex));
 }
 
+TEST(Signature, StreamingMatchesEachSecretOverPieces) {
+  StreamingSignatures signatures({"another secret", std::string(k_secret), "", std::string(k_secret)});
+  signatures.update("Hello, ");
+  signatures.update("");
+  signatures.update("World!");
+  EXPECT_EQ(signatures.matches("sha256=" + std::string(k_hex)),
+            (std::vector<bool>{false, true, false, true}));
+}
+
+TEST(Signature, StreamingRejectsWhatDoesNotMatch) {
+  StreamingSignatures changed({std::string(k_secret)});
+  changed.update("Hello, World?");
+  EXPECT_EQ(changed.matches("sha256=" + std::string(k_hex)), std::vector<bool>{false});
+  StreamingSignatures unprefixed({std::string(k_secret)});
+  unprefixed.update(k_body);
+  EXPECT_EQ(unprefixed.matches(k_hex), std::vector<bool>{false});
+}
+
+TEST(Signature, Sha256Hex) {
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 }  // namespace
 }  // namespace kiln::server

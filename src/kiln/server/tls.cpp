@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "kiln/server/bounded_http.h"
+
 #ifndef CPPHTTPLIB_OPENSSL_SUPPORT
 #error "kiln serve needs cpp-httplib with CPPHTTPLIB_OPENSSL_SUPPORT (pkg-config cpp-httplib)"
 #endif
@@ -68,10 +70,10 @@ Status check_tls_files(const config::ServeTls& tls) {
 }
 
 Result<std::unique_ptr<httplib::Server>> make_http_server(const config::ServeConfig& serve) {
-  if (!serve.tls) return std::make_unique<httplib::Server>();
+  if (!serve.tls) return std::make_unique<BoundedHttpServer>();
   KILN_TRY_VOID(check_tls_files(*serve.tls));
   auto server =
-      std::make_unique<httplib::SSLServer>(serve.tls->cert.c_str(), serve.tls->key.c_str());
+      std::make_unique<BoundedHttpsServer>(serve.tls->cert.c_str(), serve.tls->key.c_str());
   if (!server->is_valid())
     return make_error(ErrorCode::invalid_input,
                       fmt::format("serve.tls: OpenSSL refused {} and {} ({})",

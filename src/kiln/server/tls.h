@@ -19,8 +19,8 @@ namespace kiln::server {
 // serve.tls.cert / serve.tls.key otherwise.
 Status check_tls_files(const config::ServeTls& tls);
 
-// The HTTP server: an httplib::SSLServer on the checked files when `serve.tls` is set, else a
-// plain httplib::Server.
+// The HTTP server, every request bounded (bounded_http.h): HTTPS on the checked files when
+// `serve.tls` is set, else plain HTTP.
 Result<std::unique_ptr<httplib::Server>> make_http_server(const config::ServeConfig& serve);
 
 }  // namespace kiln::server

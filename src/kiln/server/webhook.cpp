@@ -1,8 +1,11 @@
 #include "kiln/server/webhook.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 
 #include "kiln/server/poller.h"
+#include "kiln/server/signature.h"
 
 namespace kiln::server {
 namespace {
@@ -66,7 +69,79 @@ Result<WebhookEvent> parse_dispatch(WebhookEvent event) {
   return event;
 }
 
+// "2026-12-02T00:15:07Z", "...07.123Z", "...07+02:00": ms since the epoch.
+std::optional<std::int64_t> parse_iso8601(const std::string& text) {
+  std::tm tm{};
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6)
+    return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  std::size_t at = static_cast<std::size_t>(consumed);
+  if (at < text.size() && text[at] == '.')
+    for (++at; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]));) ++at;
+  std::int64_t offset_s = 0;
+  const std::string zone = text.substr(at);
+  int hours = 0, minutes = 0;
+  if (zone == "Z" || zone.empty()) {
+  } else if ((zone[0] == '+' || zone[0] == '-') &&
+             std::sscanf(zone.c_str() + 1, "%2d:%2d", &hours, &minutes) == 2) {
+    offset_s = (zone[0] == '+' ? 1 : -1) * (hours * 3600 + minutes * 60);
+  } else {
+    return std::nullopt;
+  }
+  return (static_cast<std::int64_t>(timegm(&tm)) - offset_s) * 1000;
+}
+
+// A time in a payload: seconds since the epoch (a number) or ISO 8601 text.
+std::optional<std::int64_t> time_value(const json& value) {
+  if (value.is_number_integer()) return value.get<std::int64_t>() * 1000;
+  if (value.is_string()) return parse_iso8601(value.get<std::string>());
+  return std::nullopt;
+}
+
+const json* find_path(const json& value, std::initializer_list<const char*> path) {
+  const json* node = &value;
+  for (const char* key : path) {
+    if (!node->is_object()) return nullptr;
+    auto it = node->find(key);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+  }
+  return node;
+}
+
 }  // namespace
+
+std::string payload_identity(const WebhookEvent& event, std::string_view body) {
+  if (event.event == "workflow_dispatch") return {};
+  return event.event + ":" + sha256_hex(body);
+}
+
+std::optional<std::int64_t> event_time(const WebhookEvent& event) {
+  const json* value = nullptr;
+  if (event.event == "push") value = find_path(event.payload, {"repository", "pushed_at"});
+  if (event.event == "pull_request")
+    value = find_path(event.payload, {"pull_request", "updated_at"});
+  return value ? time_value(*value) : std::nullopt;
+}
+
+Status check_event_time(const WebhookEvent& event, std::int64_t now_ms) {
+  const auto when = event_time(event);
+  if (!when) return {};
+  const std::int64_t window = std::chrono::milliseconds(k_replay_window).count();
+  const std::int64_t skew = std::chrono::milliseconds(k_future_skew).count();
+  if (*when < now_ms - window)
+    return fail(ErrorCode::invalid_input,
+                "the {} happened {} h ago, before the replay window of {} h: not run",
+                event.event, (now_ms - *when) / 3'600'000, k_replay_window.count());
+  if (*when > now_ms + skew)
+    return fail(ErrorCode::invalid_input,
+                "the {} is dated {} s in the future (more than the {} min allowed for clock skew)",
+                event.event, (*when - now_ms) / 1000, k_future_skew.count());
+  return {};
+}
 
 Result<WebhookEvent> parse_webhook(std::string_view event_name, std::string_view body) {
   WebhookEvent event;

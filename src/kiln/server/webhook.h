@@ -3,6 +3,9 @@
 // becomes a queued trigger of `kiln serve`: which configured repository, which commit, and
 // whether it may run at once or must wait for a person's approval.
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +39,26 @@ Result<WebhookEvent> parse_webhook(std::string_view event_name, std::string_view
 // workflow_dispatch names a ref, not a commit: sets event.sha to the ref's commit on the
 // repository's clone_url now (git ls-remote). not_found when the remote has no such ref.
 Status resolve_dispatch_commit(WebhookEvent& event, const config::ServeRepository& repository);
+
+// Replay protection beyond the delivery id. A replayed delivery is the same signed body (a
+// changed byte breaks the signature), so the payload's identity is "EVENT:" and the SHA-256 of
+// the body; the store keeps it unique. "" for workflow_dispatch: its payload names no moment,
+// so two dispatches of one ref with the same inputs are byte for byte the same delivery.
+std::string payload_identity(const WebhookEvent& event, std::string_view body);
+
+// When the event happened by its own payload, in ms since the epoch: push's
+// repository.pushed_at (GitHub sends seconds), pull_request's pull_request.updated_at (ISO
+// 8601). nullopt when the payload names no such time (Gitea, Forgejo, workflow_dispatch).
+std::optional<std::int64_t> event_time(const WebhookEvent& event);
+
+// How old a signed event may be (by event_time) and how far in the future (clock skew):
+// deliveries outside are refused, so a body captured once cannot be replayed later even where
+// its identity is no longer stored.
+inline constexpr std::chrono::hours k_replay_window{24};
+inline constexpr std::chrono::minutes k_future_skew{5};
+
+// invalid_input when event_time is outside [now - k_replay_window, now + k_future_skew].
+Status check_event_time(const WebhookEvent& event, std::int64_t now_ms);
 
 // The configured repository the event is for; nullptr when none is configured.
 const config::ServeRepository* find_repository(const config::ServeConfig& config,

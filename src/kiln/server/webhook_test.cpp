@@ -164,5 +164,59 @@ TEST(Webhook, MalformedWorkflowDispatchIsRefused) {
   }
 }
 
+TEST(Webhook, PayloadIdentityIsTheEventAndTheBodysDigest) {
+  const std::string body = push_body();
+  auto event = parse_webhook("push", body);
+  ASSERT_TRUE(event);
+  const auto identity = payload_identity(*event, body);
+  EXPECT_TRUE(identity.starts_with("push:")) << identity;
+  EXPECT_EQ(identity.size(), 5u + 64u);
+  EXPECT_EQ(identity, payload_identity(*event, body));  // a replay: the same body
+  EXPECT_NE(identity, payload_identity(*event, body + " "));
+  auto dispatch = parse_webhook(
+      "workflow_dispatch", R"({"ref": "main", "repository": {"full_name": "acme/widgets"}})");
+  ASSERT_TRUE(dispatch);
+  EXPECT_EQ(payload_identity(*dispatch, "{}"), "");  // no moment in it: not checked
+}
+
+TEST(Webhook, EventTimeFromThePayload) {
+  auto push = json::parse(push_body());
+  push["repository"]["pushed_at"] = 1764635707;
+  auto event = parse_webhook("push", push.dump());
+  ASSERT_TRUE(event);
+  EXPECT_EQ(event_time(*event), 1764635707000);
+  push["repository"]["pushed_at"] = "2025-12-02T00:35:07Z";
+  event = parse_webhook("push", push.dump());
+  EXPECT_EQ(event_time(*event), 1764635707000);
+  push["repository"]["pushed_at"] = "2025-12-02T02:35:07.250+02:00";
+  event = parse_webhook("push", push.dump());
+  EXPECT_EQ(event_time(*event), 1764635707000);
+  push["repository"]["pushed_at"] = "yesterday";
+  event = parse_webhook("push", push.dump());
+  EXPECT_EQ(event_time(*event), std::nullopt);
+  auto pull = json::parse(pull_body("opened", "mallory/widgets", "mallory"));
+  pull["pull_request"]["updated_at"] = "2025-12-02T00:35:07Z";
+  event = parse_webhook("pull_request", pull.dump());
+  ASSERT_TRUE(event);
+  EXPECT_EQ(event_time(*event), 1764635707000);
+  event = parse_webhook("push", push_body());
+  EXPECT_EQ(event_time(*event), std::nullopt);  // Gitea and Forgejo send no pushed_at
+}
+
+TEST(Webhook, EventsOutsideTheReplayWindowAreRefused) {
+  auto push = json::parse(push_body());
+  const std::int64_t now = 1764635707000;
+  auto at = [&](std::int64_t ms) {
+    push["repository"]["pushed_at"] = ms / 1000;
+    return check_event_time(*parse_webhook("push", push.dump()), now);
+  };
+  EXPECT_TRUE(at(now));
+  EXPECT_TRUE(at(now - 23 * 3'600'000));
+  EXPECT_TRUE(at(now + 4 * 60'000));
+  EXPECT_FALSE(at(now - 25 * 3'600'000));
+  EXPECT_FALSE(at(now + 6 * 60'000));
+  EXPECT_TRUE(check_event_time(*parse_webhook("push", push_body()), now));  // no time: no window
+}
+
 }  // namespace
 }  // namespace kiln::server

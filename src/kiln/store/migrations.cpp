@@ -248,9 +248,17 @@ ALTER TABLE runs ADD COLUMN rerun_of INTEGER REFERENCES runs (id) ON DELETE SET 
 ALTER TABLE triggers ADD COLUMN rerun TEXT NOT NULL DEFAULT 'null';
 )sql";
 
-constexpr std::array<std::string_view, 8> k_migrations = {
-    k_v1_core,     k_v2_gpus,       k_v3_benchmarks,  k_v4_test_cases,
-    k_v5_triggers, k_v6_poll_heads, k_v7_gpu_samples, k_v8_rerun};
+// Version 9: replay protection of `kiln serve` beyond the delivery id (issue 26): a trigger's
+// identity is its event and the SHA-256 of its signed body, unique like the delivery id, so a
+// signed body delivered again under a new delivery id is recognised (NULL: not checked).
+constexpr std::string_view k_v9_trigger_identity = R"sql(
+ALTER TABLE triggers ADD COLUMN identity TEXT;
+CREATE UNIQUE INDEX triggers_by_identity ON triggers (identity) WHERE identity IS NOT NULL;
+)sql";
+
+constexpr std::array<std::string_view, 9> k_migrations = {
+    k_v1_core,       k_v2_gpus,  k_v3_benchmarks,      k_v4_test_cases, k_v5_triggers,
+    k_v6_poll_heads, k_v7_gpu_samples, k_v8_rerun, k_v9_trigger_identity};
 
 }  // namespace
 

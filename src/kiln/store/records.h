@@ -303,6 +303,9 @@ Result<TriggerStatus> parse_trigger_status(std::string_view text);
 struct Trigger {
   std::int64_t id = 0;
   std::string delivery{};    // the forge's delivery id (X-GitHub-Delivery), unique; "" for none
+  // The payload's identity ("push:SHA256-OF-BODY"), unique too: a signed body delivered again
+  // under a new delivery id is a replay. "" for none (not checked).
+  std::string identity{};
   std::string repository{};  // the name of the repository in the server's configuration
   std::string event{};       // push, pull_request
   std::string ref{};         // refs/heads/main, refs/pull/7/head

@@ -37,12 +37,13 @@ Result<Trigger> read_trigger(const sqlite::Statement& row) {
 }  // namespace
 
 Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& trigger) {
-  // ON CONFLICT DO NOTHING: a redelivery changes nothing and is told apart by changes() == 0.
+  // ON CONFLICT DO NOTHING: a redelivery (the same delivery id) or a replay (the same
+  // identity) changes nothing and is told apart by changes() == 0.
   static constexpr std::string_view k_sql =
       "INSERT INTO triggers (delivery, repository, event, ref, sha, sender, status, message, "
-      "payload, run_ids, created_at, updated_at, rerun) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
-      "ON CONFLICT (delivery) WHERE delivery IS NOT NULL DO NOTHING";
+      "payload, run_ids, created_at, updated_at, rerun, identity) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+      "ON CONFLICT DO NOTHING";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   const auto now = now_ms();
@@ -64,6 +65,10 @@ Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& t
         .bind(11, trigger.created_at != 0 ? trigger.created_at : now)
         .bind(12, trigger.updated_at != 0 ? trigger.updated_at : now)
         .bind(13, rows::json_text(trigger.rerun));
+    if (trigger.identity.empty())
+      use->bind_null(14);
+    else
+      use->bind(14, trigger.identity);
     KILN_TRY_VOID(use->run());
   }
   if (db_.changes() == 0) return std::optional<std::int64_t>{};

@@ -54,6 +54,29 @@ TEST_F(TriggerStoreTest, DuplicateDeliveryIsNotCreatedAgainEvenAfterReopen) {
   EXPECT_EQ(all->size(), 2u);
 }
 
+TEST_F(TriggerStoreTest, ASecondTriggerWithTheSameIdentityIsAReplayEvenAfterReopen) {
+  {
+    auto store = open();
+    auto first = push_trigger("d-1");
+    first.identity = "push:abc";
+    auto created = store->create_trigger(first);
+    ASSERT_TRUE(created && created->has_value());
+  }
+  auto store = open();
+  auto replay = push_trigger("d-2");  // a new delivery id, the same payload
+  replay.identity = "push:abc";
+  auto again = store->create_trigger(replay);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_FALSE(again->has_value());
+  auto other = push_trigger("d-3");
+  other.identity = "push:def";
+  auto created = store->create_trigger(other);
+  ASSERT_TRUE(created && created->has_value());
+  auto none_a = store->create_trigger(push_trigger("d-4"));  // no identity: not checked
+  auto none_b = store->create_trigger(push_trigger("d-5"));
+  ASSERT_TRUE(none_a && none_a->has_value() && none_b && none_b->has_value());
+}
+
 TEST_F(TriggerStoreTest, TriggersWithoutDeliveryAreNeverDuplicates) {
   auto store = open();
   auto a = store->create_trigger(push_trigger(""));

@@ -146,8 +146,8 @@ class Store {
   virtual Result<std::vector<GpuQuarantine>> list_gpu_quarantine() = 0;
 
   // Events of `kiln serve` (records.h Trigger). create_trigger returns the new id, or nothing
-  // when a trigger with the same non-empty delivery id exists already (a forge's redelivery):
-  // de-duplication that holds across restarts.
+  // when a trigger with the same non-empty delivery id (a forge's redelivery) or the same
+  // non-empty identity (a replay) exists already: de-duplication that holds across restarts.
   virtual Result<std::optional<std::int64_t>> create_trigger(const Trigger& trigger) = 0;
   // Writes status, message, run_ids and updated_at (0: now) of the trigger with id trigger.id.
   virtual Status update_trigger(const Trigger& trigger) = 0;

@@ -1,0 +1,278 @@
+// kiln-subreaper: the holder of one step's processes (exec/subreaper.h has the design). Static
+// and self-contained (libc and libstdc++ only), so that starting it costs about a millisecond
+// per step; the kiln binary, with its shared libraries, took 28 ms.
+//
+//   kiln-subreaper LIFELINE KILN-PID -- COMMAND...      the step's leader (what kiln waits for)
+//   kiln-subreaper --hold LIFELINE KILN-PID KILN-START SHELL-PID STATUS-FD   the holder
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+constexpr std::string_view k_job_token_variable = "KILN_JOB_TOKEN";
+
+struct ProcessStat {
+  char state = '?';
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  unsigned long long start = 0;  // field 22, in clock ticks since boot
+};
+
+std::optional<ProcessStat> read_stat(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buffer[1024];
+  ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  buffer[n] = '\0';
+  const char* close = std::strrchr(buffer, ')');
+  if (!close) return std::nullopt;
+  ProcessStat stat;
+  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime
+  // cstime priority nice threads itrealvalue starttime
+  if (std::sscanf(close + 1,
+                  " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                  &stat.state, &stat.ppid, &stat.pgrp, &stat.start) != 4)
+    return std::nullopt;
+  return stat;
+}
+
+bool same_process(pid_t pid, unsigned long long start) {
+  auto stat = read_stat(pid);
+  return stat && stat->start == start && stat->state != 'Z';
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    const auto pid = static_cast<pid_t>(std::stol(name));
+    if (auto stat = read_stat(pid); stat && stat->ppid == parent && stat->state != 'Z')
+      found.push_back(pid);
+  }
+  return found;
+}
+
+void reap_zombies() {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+void append_line(const fs::path& file, const std::string& line) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const std::string text = line + "\n";
+  (void)!::write(fd, text.data(), text.size());
+  ::close(fd);
+}
+
+fs::path holders_file(const fs::path& lifeline) { return lifeline.string() + ".holders"; }
+fs::path killed_file(const fs::path& lifeline) { return lifeline.string() + ".killed"; }
+
+// "pid 1234 (sleep)", for the job's log.
+std::string describe(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/comm", pid);
+  std::string name = "?";
+  if (std::FILE* file = std::fopen(path, "r")) {
+    char buffer[64] = "";
+    if (std::fgets(buffer, sizeof buffer, file)) name = buffer;
+    std::fclose(file);
+  }
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+  return "pid " + std::to_string(pid) + " (" + name + ")";
+}
+
+// Kills every process reparented to this one until none is left: killing one makes its
+// children orphans, which come here too. Their process groups go with them (never ours).
+void kill_subtree(const fs::path& lifeline) {
+  const pid_t self = ::getpid();
+  const pid_t own_group = ::getpgrp();
+  std::set<pid_t> reported;
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < give_up) {
+    auto children = children_of(self);
+    if (children.empty()) {
+      reap_zombies();
+      if (::waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      continue;
+    }
+    for (pid_t child : children) ::kill(child, SIGSTOP);  // none forks while the rest dies
+    for (pid_t child : children) {
+      const std::string description = describe(child);
+      auto stat = read_stat(child);
+      if (stat && stat->pgrp > 1 && stat->pgrp != own_group) ::kill(-stat->pgrp, SIGKILL);
+      if (::kill(child, SIGKILL) == 0 && reported.insert(child).second)
+        append_line(killed_file(lifeline), description);
+    }
+    reap_zombies();
+  }
+}
+
+[[noreturn]] void exit_like(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    ::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
+    ::_exit(128 + sig);
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
+}
+
+// The holder after its re-execution (or in place when that failed).
+int hold(const fs::path& lifeline, pid_t kiln, unsigned long long kiln_start, pid_t shell,
+         int status_fd) {
+  ::signal(SIGPIPE, SIG_IGN);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::signal(sig, SIG_IGN);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  if (auto stat = read_stat(::getpid()))
+    append_line(holders_file(lifeline),
+                std::to_string(::getpid()) + " " + std::to_string(stat->start));
+  // Until the shell ends: its status goes to the step's leader; orphans are reaped meanwhile.
+  while (true) {
+    int status = 0;
+    pid_t done = ::waitpid(-1, &status, 0);
+    if (done < 0 && errno == EINTR) continue;
+    if (done == shell || done < 0) {
+      if (done == shell) (void)!::write(status_fd, &status, sizeof status);
+      ::close(status_fd);
+      break;
+    }
+  }
+  // Then hold what the step left until the job ends (or kiln is gone).
+  while (true) {
+    reap_zombies();
+    if (::waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD) return 0;
+    std::error_code ec;
+    if (!fs::exists(lifeline, ec) || !same_process(kiln, kiln_start)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill_subtree(lifeline);
+  return 0;
+}
+
+int run_leader(int argc, char** argv) {
+  if (argc < 5 || std::string_view(argv[3]) != "--") {
+    std::fprintf(stderr, "kiln-subreaper LIFELINE KILN-PID -- COMMAND...\n");
+    return 125;
+  }
+  const fs::path lifeline = argv[1];
+  const pid_t kiln = static_cast<pid_t>(std::atoi(argv[2]));
+  const auto kiln_stat = read_stat(kiln);
+  const pid_t group = ::getpgrp();
+  int status_pipe[2];
+  if (::pipe(status_pipe) != 0) {
+    std::perror("kiln-subreaper: pipe");
+    return 125;
+  }
+  ::fcntl(status_pipe[0], F_SETFD, FD_CLOEXEC);
+  const pid_t holder = ::fork();
+  if (holder < 0) {
+    std::perror("kiln-subreaper: fork");
+    return 125;
+  }
+  if (holder == 0) {
+    ::setpgid(0, 0);  // a signal to the step's group does not reach the holder
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    const pid_t shell = ::fork();
+    if (shell == 0) {
+      ::close(status_pipe[1]);
+      ::setpgid(0, group);
+      char** command = argv + 4;
+      if (std::strchr(command[0], '/'))
+        ::execv(command[0], command);
+      else
+        ::execvp(command[0], command);
+      std::fprintf(stderr, "kiln: cannot run %s: %s\n", command[0], std::strerror(errno));
+      ::_exit(127);
+    }
+    int devnull = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
+    if (devnull > 2) ::close(devnull);
+    if (shell < 0) {
+      int status = 127 << 8;
+      (void)!::write(status_pipe[1], &status, sizeof status);
+      ::_exit(0);
+    }
+    // Re-executed without the job token, so a dying kiln's watchdog (which kills by token)
+    // lets it kill its subtree first.
+    std::vector<std::string> env_text;
+    for (char** entry = environ; *entry; ++entry)
+      if (!std::string_view(*entry).starts_with(k_job_token_variable)) env_text.push_back(*entry);
+    std::vector<char*> env;
+    for (auto& entry : env_text) env.push_back(entry.data());
+    env.push_back(nullptr);
+    std::string args[] = {"kiln-subreaper",
+                          "--hold",
+                          lifeline.string(),
+                          std::to_string(kiln),
+                          std::to_string(kiln_stat ? kiln_stat->start : 0),
+                          std::to_string(shell),
+                          std::to_string(status_pipe[1])};
+    std::vector<char*> hold_argv;
+    for (auto& arg : args) hold_argv.push_back(arg.data());
+    hold_argv.push_back(nullptr);
+    ::execve("/proc/self/exe", hold_argv.data(), env.data());
+    ::_exit(hold(lifeline, kiln, kiln_stat ? kiln_stat->start : 0, shell, status_pipe[1]));
+  }
+  ::close(status_pipe[1]);
+  // The shell decides how a signal to the step ends it; this process only reports that.
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::signal(sig, SIG_IGN);
+  int status = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(status_pipe[0], &status, sizeof status);
+  } while (got < 0 && errno == EINTR);
+  if (got != sizeof status) {
+    std::fprintf(stderr, "kiln: the step's holder process went away\n");
+    return 125;
+  }
+  exit_like(status);
+}
+
+int run_holder(int argc, char** argv) {
+  if (argc != 7) return 125;
+  return hold(argv[2], static_cast<pid_t>(std::atoi(argv[3])), std::stoull(argv[4]),
+              static_cast<pid_t>(std::atoi(argv[5])), std::atoi(argv[6]));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "--hold") return run_holder(argc, argv);
+  return run_leader(argc, argv);
+}

@@ -1,0 +1,114 @@
+#include "kiln/exec/subreaper.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+namespace kiln::exec {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct ProcessStat {
+  char state = '?';
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  unsigned long long start = 0;  // field 22, in clock ticks since boot
+};
+
+std::optional<ProcessStat> read_stat(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buffer[1024];
+  ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  buffer[n] = '\0';
+  const char* close = std::strrchr(buffer, ')');
+  if (!close) return std::nullopt;
+  ProcessStat stat;
+  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime
+  // cstime priority nice threads itrealvalue starttime
+  if (std::sscanf(close + 1,
+                  " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                  &stat.state, &stat.ppid, &stat.pgrp, &stat.start) != 4)
+    return std::nullopt;
+  return stat;
+}
+
+bool same_process(pid_t pid, unsigned long long start) {
+  auto stat = read_stat(pid);
+  return stat && stat->start == start && stat->state != 'Z';
+}
+
+fs::path holders_file(const fs::path& lifeline) { return lifeline.string() + ".holders"; }
+fs::path killed_file(const fs::path& lifeline) { return lifeline.string() + ".killed"; }
+
+fs::path& program_slot() {
+  static fs::path program;
+  return program;
+}
+
+}  // namespace
+
+void set_subreaper_program(fs::path program) { program_slot() = std::move(program); }
+const fs::path& subreaper_program() { return program_slot(); }
+
+Result<JobSubreaper> JobSubreaper::start(const fs::path& program, const fs::path& dir) {
+  JobSubreaper subreaper;
+  subreaper.program_ = program;
+  subreaper.lifeline_ = dir / "subreaper.lifeline";
+  std::error_code ec;
+  fs::remove(holders_file(subreaper.lifeline_), ec);
+  fs::remove(killed_file(subreaper.lifeline_), ec);
+  int fd = ::open(subreaper.lifeline_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return fail(ErrorCode::io_error, "cannot create {}: {}", subreaper.lifeline_.string(),
+                std::strerror(errno));
+  ::close(fd);
+  return subreaper;
+}
+
+std::vector<std::string> JobSubreaper::wrap(std::vector<std::string> argv) const {
+  std::vector<std::string> wrapped = {program_.string(), lifeline_.string(),
+                                      std::to_string(::getpid()), "--"};
+  wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()),
+                 std::make_move_iterator(argv.end()));
+  return wrapped;
+}
+
+std::vector<std::string> JobSubreaper::end(std::chrono::milliseconds patience) {
+  std::error_code ec;
+  fs::remove(lifeline_, ec);
+  std::vector<std::pair<pid_t, unsigned long long>> holders;
+  {
+    std::ifstream in(holders_file(lifeline_));
+    long long pid = 0;
+    unsigned long long start = 0;
+    while (in >> pid >> start) holders.emplace_back(static_cast<pid_t>(pid), start);
+  }
+  const auto give_up = Clock::now() + patience;
+  for (const auto& [pid, start] : holders)
+    while (same_process(pid, start) && Clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::vector<std::string> killed;
+  {
+    std::ifstream in(killed_file(lifeline_));
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) killed.push_back(line);
+  }
+  fs::remove(holders_file(lifeline_), ec);
+  fs::remove(killed_file(lifeline_), ec);
+  return killed;
+}
+
+}  // namespace kiln::exec
