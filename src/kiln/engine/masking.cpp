@@ -136,6 +136,32 @@ Result<std::int64_t> MaskingStore::append_logs(std::span<const store::LogLine> l
   return inner_.append_logs(masked);
 }
 
+namespace {
+
+// The inner store's writer, fed masked lines (the journal holds only what the store may).
+class MaskingLogWriter final : public store::LogWriter {
+ public:
+  MaskingLogWriter(std::unique_ptr<store::LogWriter> inner, const exec::Masker& masker)
+      : inner_(std::move(inner)), masker_(masker) {}
+  Status append(const store::LogLine& line) override {
+    return inner_->append(masked_line(masker_, line));
+  }
+  Status flush() override { return inner_->flush(); }
+  Status close() override { return inner_->close(); }
+
+ private:
+  std::unique_ptr<store::LogWriter> inner_;
+  const exec::Masker& masker_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<store::LogWriter>> MaskingStore::open_log_writer(std::int64_t job_id) {
+  KILN_TRY(auto inner, inner_.open_log_writer(job_id));
+  return std::unique_ptr<store::LogWriter>(
+      std::make_unique<MaskingLogWriter>(std::move(inner), masker_));
+}
+
 // An artifact whose name held a secret is stored as its masked name; its files stay where the
 // upload put them (`path` is where they are, and is masked in the record as well, so that the
 // record says nothing the name may not: such an artifact cannot be downloaded by the API).

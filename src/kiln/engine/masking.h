@@ -76,6 +76,7 @@ class MaskingStore final : public store::Store {
 
   Result<std::int64_t> append_log(const store::LogLine& line) override;
   Result<std::int64_t> append_logs(std::span<const store::LogLine> lines) override;
+  Result<std::unique_ptr<store::LogWriter>> open_log_writer(std::int64_t job_id) override;
   Result<std::vector<store::LogChunk>> read_logs(const store::LogQuery& query) override {
     return inner_.read_logs(query);
   }
