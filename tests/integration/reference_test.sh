@@ -167,22 +167,16 @@ mkdir -p "$ITEST_DIR/host-bin"
 ln -sf /usr/bin/python3 "$ITEST_DIR/host-bin/python"
 PATH="$ITEST_DIR/host-bin:$PATH" PYTHONPATH="$KILN_SOURCE_DIR/tests/containers/standin/site" \
   run_pipeline "$cuda_run" a100-4x.json
-if [[ $RC -eq 2 && "$ERR" == *"cuda-ci.yml:42:38: error: runs-on label 'gpu:2' contradicts 'gpu'"* ]]; then
-  # Issue 16.2 (another part of the work): the kiln.yml label gpu-a100 (`gpu gpu-model:a100`)
-  # next to gpu:2 is refused as a contradiction. Until it composes, the run cannot be checked.
-  echo "  SKIP: the CUDA pipeline run, blocked by issue 16.2: $ERR"
-else
-  expect_rc 0 "the CUDA pipeline runs green on a simulated A100 host"
-  expect_json '[(j["key"], j["conclusion"]) for r in d["runs"] for j in r["jobs"]]' \
-    '[["gpu_test", "success"], ["distributed", "success"]]' "gpu_test then distributed succeeded"
-  log="$("$KILN" logs 1 -C "$cuda_run" 2>&1)"
-  expect_match "$log" "simulated GPU, 81920 MiB" "nvidia-smi sees the granted GPU in the container"
-  expect_contains "$log" "tinymodel editable from $cuda_run" "pip install -e .[test] made the project importable"
-  expect_contains "$log" "2 skipped" "pytest ran the memory-sensitive tests"
-  expect_contains "$log" "torch.distributed.run (stand-in): 2 ranks, exit codes [0, 0]" \
-    "the all-reduce ran on the two GPUs of gpu:2"
-  expect_not_contains "$log" "job environment kept" "the debug step runs only for a failed manual run"
-fi
+expect_rc 0 "the CUDA pipeline runs green on a simulated A100 host"
+expect_json '[(j["key"], j["conclusion"]) for r in d["runs"] for j in r["jobs"]]' \
+  '[["gpu_test", "success"], ["distributed", "success"]]' "gpu_test then distributed succeeded"
+log="$("$KILN" logs 1 -C "$cuda_run" 2>&1)"
+expect_match "$log" "simulated GPU, 81920 MiB" "nvidia-smi sees the granted GPU in the container"
+expect_contains "$log" "tinymodel editable from $cuda_run" "pip install -e .[test] made the project importable"
+expect_contains "$log" "2 skipped" "pytest ran the memory-sensitive tests"
+expect_contains "$log" "torch.distributed.run (stand-in): 2 ranks, exit codes [0, 0]" \
+  "the all-reduce ran on the two GPUs of gpu:2"
+expect_not_contains "$log" "job environment kept" "the debug step runs only for a failed manual run"
 left="$(left_containers)"
 if [[ -z "$left" ]]; then pass "the CUDA run leaves no container"; else fail "containers left: $left"; fi
 

@@ -119,6 +119,9 @@ class MaskingStore final : public store::Store {
   Status release_gpu_leases(std::string_view job_token) override {
     return inner_.release_gpu_leases(job_token);
   }
+  Status set_gpu_lease_holder(std::string_view job_token, std::string_view holder) override {
+    return inner_.set_gpu_lease_holder(job_token, masker_.mask(std::string(holder)));
+  }
   Result<std::vector<store::GpuLease>> reclaim_gpu_leases() override {
     return inner_.reclaim_gpu_leases();
   }
