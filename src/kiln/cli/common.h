@@ -28,8 +28,7 @@ Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesy
 // host store.
 Status apply_host_config(const std::string& config_flag, engine::RunOptions& options);
 
-// Reads a dotenv file: KEY=VALUE lines, '#' comments, `export ` prefixes, quoted values
-// ("..." with \n escapes, '...' literal). Errors name FILE:LINE.
+// Reads a dotenv file (core/dotenv.h). Errors name FILE:LINE:COL.
 Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::path& path);
 
 // "K=V" → (K, V); errors name the option.

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "kiln/server/query.h"
 #include "kiln/server/routes.h"
 #include "kiln/server/zip_archive.h"
 
@@ -21,13 +22,14 @@ using httplib::Response;
 
 void reply(Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 void reply_error(Response& res, int status, const std::string& message) {
   reply(res, status, {{"error", message}});
 }
 int http_status(const Error& error) { return error.code == ErrorCode::not_found ? 404 : 500; }
-std::int64_t path_id(const Request& req) { return std::stoll(req.matches[1].str()); }
+// -1 (no such row) when the digits do not fit.
+std::int64_t path_id(const Request& req) { return parse_id(req.matches[1].str()).value_or(-1); }
 
 // The trigger whose runs include `run_id`: a re-run repeats its event.
 std::optional<store::Trigger> trigger_of(store::Store& store, std::int64_t run_id) {

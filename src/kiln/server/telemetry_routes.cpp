@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include "kiln/server/query.h"
+
 namespace kiln::server {
 namespace {
 
@@ -40,14 +42,15 @@ Result<json> run_telemetry_json(store::Store& store, std::int64_t run_id) {
 void register_telemetry_routes(httplib::Server& http, store::Store& store) {
   http.Get(R"(/api/runs/(\d+)/telemetry)", [&store](const httplib::Request& req,
                                                     httplib::Response& res) {
-    auto telemetry = run_telemetry_json(store, std::stoll(req.matches[1].str()));
+    auto telemetry = run_telemetry_json(store, parse_id(req.matches[1].str()).value_or(-1));
     if (!telemetry) {
       res.status = telemetry.error().code == ErrorCode::not_found ? 404 : 500;
       res.set_content(json{{"error", telemetry.error().message}}.dump(), "application/json");
       return;
     }
     res.status = 200;
-    res.set_content(telemetry->dump(), "application/json");
+    res.set_content(telemetry->dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
   });
 }
 
