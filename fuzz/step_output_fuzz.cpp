@@ -1,8 +1,9 @@
 // Fuzz target for what a step writes back to the runner: the first line of the input is a
 // secret, the rest is fed as step output lines (workflow commands included, some as pieces of
 // long lines) and as the text of the GITHUB_ENV / GITHUB_OUTPUT and GITHUB_PATH files. Must
-// never crash or hang. Checks two properties: a registered secret (without '*') never appears in
-// what reaches the log sink, and command escaping round-trips.
+// never crash or hang. Checks three properties: a registered secret (without '*') never appears
+// in what reaches the log sink, a line in pieces shows exactly what the whole line masked shows,
+// and command escaping round-trips.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -36,10 +37,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto end = rest.find('\n', start);
       if (end == std::string_view::npos) end = rest.size();
       auto line = rest.substr(start, end - start);
-      // Every third line arrives as two pieces of a long line.
+      // Every third line arrives as two or more pieces of a long line, cut where its first byte
+      // says.      // What reaches the sink of it is exactly the mask of the whole line.
       if (++line_number % 3 == 0 && line.size() > 1) {
-        output.on_line(kiln::core::Stream::out, line.substr(0, line.size() / 2), true);
-        output.on_line(kiln::core::Stream::out, line.substr(line.size() / 2), false);
+        const std::size_t step = 1 + static_cast<unsigned char>(line[0]) % (line.size() - 1);
+        const std::size_t before = sink.events().size();
+        for (std::size_t at = 0; at < line.size(); at += step)
+          output.on_line(kiln::core::Stream::out, line.substr(at, step), at + step < line.size());
+        std::string shown;
+        auto events = sink.events();
+        for (std::size_t i = before; i < events.size(); ++i) shown += events[i].text;
+        if (shown != masker.mask(line)) std::abort();
       } else {
         output.on_line(kiln::core::Stream::out, line, false);
       }

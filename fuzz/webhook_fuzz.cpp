@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (auto inputs = payload.find("inputs"); inputs != payload.end() && inputs->is_object())
         for (const auto& [key, value] : inputs->items())
           if (!value.is_string()) std::abort();
-      if (auto workflow = payload.find("workflow"); workflow != payload.end() &&
+      if (auto workflow = payload.find("workflow");
+          workflow != payload.end() &&
           (!workflow->is_string() ||
            !workflow->get<std::string>().starts_with(".github/workflows/") ||
            workflow->get<std::string>().find("..") != std::string::npos))

@@ -51,6 +51,15 @@ jobs:
       - name: Warning with a secret
         run: |
           echo "::warning::careful with ${{ secrets.TOKEN }}"
+      # A line longer than 1 MiB reaches the log in pieces; the first cut goes through a run of
+      # 22 Q's around a secret of 12 Q's. The run is printed by the step, not written here.
+      - name: A long line with a run of a repeated-byte secret
+        env:
+          REPEATED: ${{ secrets.REPEATED }}
+        run: |
+          q="$(printf 'Q%.0s' $(seq 22))"
+          x="$(head -c 1048554 /dev/zero | tr '\0' x)"
+          printf '%s%s%s\n' "$x" "$q" "$(head -c 20000 /dev/zero | tr '\0' y)"
 EOF
 commit_all "$repo" "a workflow that prints secrets"
 
@@ -64,8 +73,9 @@ export ENV_SECRET="env-s3cr3t-value"
 secret_values=(s3cr3t-value-XYZ mline-one-AAA mline-two-BBB env-s3cr3t-value f1le-s3cr3t-value
   dyn-42-m4sk-value)
 
+repeated="$(printf 'Q%.0s' $(seq 12))"
 kiln run -C "$repo" --secret TOKEN=s3cr3t-value-XYZ --secret-file "$ITEST_DIR/secrets.env" \
-  --secret ENV_SECRET
+  --secret ENV_SECRET --secret "REPEATED=$repeated"
 expect_rc 0 "the run with secrets succeeds"
 [[ "$RC" == 0 ]] || itest_die "the checks below need a successful run"
 terminal="$OUT
@@ -81,6 +91,9 @@ expect_contains "$terminal" "file token: ***" "the quoted secret from --secret-f
 expect_contains "$terminal" "dynamic: ***" "the ::add-mask:: value is masked in its step"
 expect_contains "$terminal" "later: ***" "the ::add-mask:: value is masked in later steps"
 expect_not_contains "$terminal" "::add-mask::" "the add-mask command itself is not printed"
+# The long line in pieces: the first ends in the mask, the second begins after the run.
+expect_contains "$terminal" "xx***" "the run of Q's cut between two pieces of a long line is masked"
+expect_not_contains "$terminal" "QQQQ" "no part of the run of Q's shows on either side of the cut"
 for value in "${secret_values[@]}"; do
   expect_not_contains "$terminal" "$value" "the terminal output never shows $value"
 done
@@ -88,7 +101,7 @@ run_id="$(sed -n 's/^kiln: .* (run \([0-9]*\))$/\1/p' <<<"$terminal" | head -1)"
 
 # The same run again with --json: the result (with job and step outputs) is masked too.
 kiln run -C "$repo" --json --secret TOKEN=s3cr3t-value-XYZ --secret-file "$ITEST_DIR/secrets.env" \
-  --secret ENV_SECRET
+  --secret ENV_SECRET --secret "REPEATED=$repeated"
 expect_rc 0 "the run with secrets and --json succeeds"
 for value in "${secret_values[@]}"; do
   expect_not_contains "$ERR" "$value" "kiln run --json keeps $value out of the log on stderr"
@@ -134,6 +147,8 @@ kiln logs "$run_id" -C "$repo"
 expect_rc 0 "kiln logs of the run exits 0"
 expect_contains "$OUT" "token: ***" "kiln logs shows the masked line"
 expect_contains "$OUT" "later: ***" "kiln logs shows the run-time mask"
+expect_contains "$OUT" "xx***" "kiln logs shows the long line's run of Q's masked"
+expect_not_contains "$OUT" "QQQQ" "kiln logs shows no part of the run of Q's"
 for value in "${secret_values[@]}"; do
   expect_not_contains "$OUT" "$value" "kiln logs never shows $value"
 done
@@ -161,7 +176,7 @@ PY
 }
 logs_in_db="$(db_places 'token: ***')"
 expect_contains "$logs_in_db" "log" "the database holds the masked log line (so the search below looks in the right place)"
-for value in "${secret_values[@]}"; do
+for value in "${secret_values[@]}" QQQQ; do
   places="$(db_places "$value")"
   files="$(grep -rlaF -- "$value" "$repo/.kiln" || true)"
   if [[ -z "$places" && -z "$files" ]]; then

@@ -50,7 +50,9 @@ jobs:
   lint:
     runs-on: linux
     steps:
-      - run: echo "LINT-RAN attempt=$GITHUB_RUN_ATTEMPT"
+      - run: |
+          echo "LINT-RAN attempt=$GITHUB_RUN_ATTEMPT"
+          printf 'NOT-UTF8 \377\376 end\n'
   report:
     needs: test
     if: always()
@@ -112,6 +114,24 @@ run1_number="$(json_eval - 'd["number"]')"
 http GET "/api/runs/$run1/logs?limit=0" "" "$auth"
 version1="$(json_eval - '[l["text"] for l in d["lines"] if "TEST attempt=" in l["text"]][0].split("version=")[1].split()[0]')"
 check "the test job saw the build's version output ($version1)" test -n "$version1"
+
+# ---- a job's bytes and the API's inputs: answers, never an escaped exception -----------------
+http GET "/api/runs/$run1/logs?limit=0" "" "$auth"
+expect_status 200 "the logs of a job that printed invalid UTF-8 are served"
+expect_contains "$OUT" "NOT-UTF8" "with the line that held it (its bad bytes replaced)"
+http GET "/api/runs/$run1/events" "" "$auth"
+expect_status 200 "the event stream of that run is served to its end"
+expect_contains "$OUT" "NOT-UTF8" "with the line too"
+http GET /healthz
+expect_status 200 "the server still answers after serving them"
+http GET "/api/runs/99999999999999999999"
+expect_status 404 "a run id too large for a number is no such run (404), not 500"
+http GET "/api/runs?limit=ten"
+expect_status 400 "a limit that is not a number gets 400"
+expect_contains "$OUT" "query parameter 'limit' must be an integer, got 'ten'" \
+  "the answer names the parameter and the value"
+http GET "/api/runs/$run1/logs?after=-5" "" "$auth"
+expect_status 400 "a negative ?after= gets 400"
 
 # ---- artifacts --------------------------------------------------------------------------------
 http GET "/api/runs/$run1/artifacts"

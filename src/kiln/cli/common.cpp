@@ -6,9 +6,11 @@
 
 #include <fstream>
 #include <sstream>
+#include <iterator>
 
 #include <fmt/core.h>
 
+#include "kiln/core/dotenv.h"
 #include "kiln/engine/repository.h"
 #include "kiln/store/sqlite_store.h"
 
@@ -77,41 +79,10 @@ Status apply_label_flags(const std::vector<std::string>& flags, engine::RunOptio
 }
 
 Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::path& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::invalid_input, "cannot read the file", {path.string()});
-  std::map<std::string, std::string> values;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    size_t start = line.find_first_not_of(" \t");
-    if (start == std::string::npos || line[start] == '#') continue;
-    line = line.substr(start);
-    if (line.starts_with("export ")) line = line.substr(7);
-    auto eq = line.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return make_error(ErrorCode::invalid_input, "expected KEY=VALUE", {path.string(), number, 1});
-    std::string key = line.substr(0, eq);
-    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-    std::string value = line.substr(eq + 1);
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-      std::string raw = value.substr(1, value.size() - 2), decoded;
-      for (size_t i = 0; i < raw.size(); ++i) {
-        if (raw[i] == '\\' && i + 1 < raw.size()) {
-          char next = raw[++i];
-          decoded += next == 'n' ? '\n' : next == 't' ? '\t' : next;
-        } else {
-          decoded += raw[i];
-        }
-      }
-      value = decoded;
-    } else if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') {
-      value = value.substr(1, value.size() - 2);
-    }
-    values[key] = value;
-  }
-  return values;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return core::parse_dotenv(text, path.string());
 }
 
 Result<std::pair<std::string, std::string>> split_assignment(const std::string& text,

@@ -33,8 +33,7 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
 // to the host config's labels.
 Status apply_label_flags(const std::vector<std::string>& flags, engine::RunOptions& options);
 
-// Reads a dotenv file: KEY=VALUE lines, '#' comments, `export ` prefixes, quoted values
-// ("..." with \n escapes, '...' literal). Errors name FILE:LINE.
+// Reads a dotenv file (core/dotenv.h). Errors name FILE:LINE:COL.
 Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::path& path);
 
 // "K=V" → (K, V); errors name the option.

@@ -275,7 +275,8 @@ int run_command(const RunArgs& args) {
   observer.finish();
   if (!report) return report_error(report.error());
   if (args.json)
-    fmt::print("{}\n", to_json(*report).dump(2));
+    fmt::print("{}\n",
+               to_json(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   else
     print_summary(stdout, *report, stdout_is_terminal() && !std::getenv("NO_COLOR"));
   if (g_signal != 0) return 128 + g_signal;

@@ -51,7 +51,7 @@ int list_runs(const RunsArgs& args) {
                      {"created_at", run.created_at},
                      {"started_at", run.started_at},
                      {"finished_at", run.finished_at}});
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return 0;
   }
   if (runs->empty()) {

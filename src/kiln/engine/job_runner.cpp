@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -67,6 +69,21 @@ Result<bool> flag_of(const std::optional<workflow::Text>& text, const expr::Cont
   return evaluate_flag(*text, context);
 }
 
+// KILN_TEST_THROW_IN_JOB=ID: job ID throws as an escaped library exception would, before its
+// steps, so that tests/integration/robust_test.sh sees the job boundary through the real binary.
+void throw_if_injected(const std::string& job_id) {
+  const char* id = std::getenv("KILN_TEST_THROW_IN_JOB");
+  if (id != nullptr && job_id == id)
+    throw std::runtime_error("KILN_TEST_THROW_IN_JOB: an exception kiln did not expect");
+}
+
+std::string infrastructure_failure(const std::exception& e) {
+  return fmt::format(
+      "infrastructure failure: {} (a bug in kiln; the job was stopped, the run "
+      "goes on)",
+      e.what());
+}
+
 // Everything one job instance needs while its steps run.
 class JobRun : public ActionHost {
  public:
@@ -98,18 +115,29 @@ class JobRun : public ActionHost {
     summary_.labels = setup_.labels;
     (void)setup_.store->set_job_status(setup_.job_row, store::JobStatus::running, store::now_ms());
 
-    auto status = prepare();
-    if (!status) {
-      log_kiln("error", status.error().to_string());
+    // The job boundary: parsers of what a job hands kiln return errors, so an exception here is
+    // a bug. It fails this job as an infrastructure failure; the job is still cleaned up and
+    // recorded, and the run (or the server) goes on.
+    try {
+      auto status = prepare();
+      if (!status) {
+        log_kiln("error", status.error().to_string());
+        failed_ = true;
+        summary_.reason = status.error().to_string();
+      } else {
+        start_gpu_telemetry();
+        throw_if_injected(job_.id);
+        run_steps();
+        run_post_actions();
+        stop_gpu_telemetry();  // before clean_up kills what is left: that is a leak
+        collect_tests();
+        gate_benchmarks();
+      }
+    } catch (const std::exception& e) {
       failed_ = true;
-      summary_.reason = status.error().to_string();
-    } else {
-      start_gpu_telemetry();
-      run_steps();
-      run_post_actions();
-      stop_gpu_telemetry();  // before clean_up kills what is left: that is a leak
-      collect_tests();
-      gate_benchmarks();
+      summary_.reason = infrastructure_failure(e);
+      log_kiln("error", summary_.reason);
+      stop_gpu_telemetry();
     }
     if (failed_ && !setup_.cancel->cancelled() && wants_debug_hold()) hold_for_debugging();
     clean_up();
@@ -1067,8 +1095,30 @@ Result<std::string> JobRun::hash_files(const std::vector<std::string>& patterns)
 }  // namespace
 
 JobSummary run_job(const JobSetup& setup) {
-  JobRun job(setup);
-  return job.run();
+  try {
+    JobRun job(setup);
+    return job.run();
+  } catch (const std::exception& e) {
+    // Escaped the clean-up or the recording of the job: record what can be recorded.
+    JobSummary summary;
+    summary.key = setup.instance.key;
+    summary.job_id = setup.job->id;
+    summary.name = setup.instance.name;
+    summary.store_id = setup.job_row;
+    summary.matrix = setup.instance.matrix;
+    summary.labels = setup.labels;
+    summary.conclusion = Conclusion::failure;
+    summary.reason = infrastructure_failure(e);
+    setup.observer->job_line(summary.key, "error", summary.reason);
+    if (auto row = setup.store->get_job(setup.job_row)) {
+      row->status = store::JobStatus::failure;
+      row->conclusion = Conclusion::failure;
+      row->finished_at = store::now_ms();
+      row->message = summary.reason;
+      (void)setup.store->update_job(*row);
+    }
+    return summary;
+  }
 }
 
 }  // namespace kiln::engine

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -84,14 +86,11 @@ std::string read_origin_url(const std::filesystem::path& root) {
 }
 
 Result<nlohmann::json> read_event_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in)
     return make_error(ErrorCode::invalid_input, "cannot read the event file", {path.string()});
-  auto payload = nlohmann::json::parse(in, nullptr, false);
-  if (payload.is_discarded() || !payload.is_object())
-    return make_error(ErrorCode::invalid_input, "the event file is not a JSON object",
-                      {path.string()});
-  return payload;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_event_file(text, path.string());
 }
 
 std::string string_at(const nlohmann::json& object, const nlohmann::json::json_pointer& ptr,
@@ -223,6 +222,38 @@ Result<std::vector<std::string>> changed_files(const RepositoryInfo& repo, const
     args = {"diff", "--name-only", "--no-renames", from, to};
   KILN_TRY(auto out, git(repo.root, args));
   return lines_of(out);
+}
+
+Result<nlohmann::json> parse_event_file(std::string_view text, const std::string& file) {
+  auto payload = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (payload.is_discarded() || !payload.is_object())
+    return make_error(ErrorCode::invalid_input, "the event file is not a JSON object", {file});
+  using ptr = nlohmann::json::json_pointer;
+  // (member, whether it is an object, else a string); parents before their members, so a
+  // parent of the wrong shape is named before its members are looked for.
+  const std::pair<const char*, bool> members[] = {{"/repository", true},
+                                                  {"/pull_request", true},
+                                                  {"/pull_request/head", true},
+                                                  {"/pull_request/base", true},
+                                                  {"/inputs", true},
+                                                  {"/ref", false},
+                                                  {"/after", false},
+                                                  {"/before", false},
+                                                  {"/action", false},
+                                                  {"/schedule", false}};
+  for (const auto& [member, object] : members) {
+    const ptr at(member);
+    if (!payload.contains(at) || payload.at(at).is_null()) continue;
+    const auto& value = payload.at(at);
+    if (object ? value.is_object() : value.is_string()) continue;
+    std::string name = std::string(member).substr(1);
+    std::ranges::replace(name, '/', '.');
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("'{}' must be {}, not {}", name,
+                                  object ? "an object" : "a string", value.type_name()),
+                      {file});
+  }
+  return payload;
 }
 
 Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& repo) {

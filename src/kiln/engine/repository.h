@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/core/result.h"
@@ -46,5 +47,11 @@ Result<std::vector<std::string>> changed_files(const RepositoryInfo& repo, const
 
 // The event of a run, with github.event's payload filled the way GitHub fills it.
 Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& repo);
+
+// The text of an event file (`kiln run --event-file`): a webhook payload, a JSON object. What
+// make_event fills in must have its shape when present (repository, pull_request and its head
+// and base, inputs: objects; ref, after, before, action, schedule: strings); an error names the
+// file and the member.
+Result<nlohmann::json> parse_event_file(std::string_view text, const std::string& file);
 
 }  // namespace kiln::engine

@@ -306,6 +306,31 @@ std::string cache_version(const std::vector<std::string>& paths) {
   return stable_hash_hex(join(paths, "\n") + "\nkiln-directory-1");
 }
 
+namespace {
+
+// Keys are stored in the JSON index, which holds UTF-8 only.
+bool is_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::size_t length = byte < 0x80                    ? 1
+                               : byte >= 0xC2 && byte <= 0xDF ? 2
+                               : byte >= 0xE0 && byte <= 0xEF ? 3
+                               : byte >= 0xF0 && byte <= 0xF4 ? 4
+                                                              : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    for (std::size_t k = 1; k < length; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return false;
+    const auto second = static_cast<unsigned char>(length > 1 ? text[i + 1] : 0);
+    if ((byte == 0xE0 && second < 0xA0) || (byte == 0xED && second > 0x9F) ||
+        (byte == 0xF0 && second < 0x90) || (byte == 0xF4 && second > 0x8F))
+      return false;  // overlong, a surrogate, or beyond U+10FFFF
+    i += length;
+  }
+  return true;
+}
+
+}  // namespace
+
 Status validate_cache_keys(const std::vector<std::string>& keys) {
   if (keys.size() > k_max_keys) {
     return fail(ErrorCode::invalid_input,
@@ -322,6 +347,8 @@ Status validate_cache_keys(const std::vector<std::string>& keys) {
     if (key.find(',') != std::string::npos) {
       return fail(ErrorCode::invalid_input, "Key Validation Error: {} cannot contain commas.", key);
     }
+    if (!is_utf8(key))
+      return fail(ErrorCode::invalid_input, "Key Validation Error: the key is not valid UTF-8.");
   }
   return {};
 }

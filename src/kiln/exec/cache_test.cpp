@@ -155,6 +155,12 @@ TEST_F(CacheTest, InvalidKeysFail) {
   auto no_key = run("actions/cache@v4", {{"path", "deps"}}, j);
   EXPECT_FALSE(no_key.success);
   EXPECT_NE(no_key.error.find("key"), std::string::npos);
+  // The index is JSON: a key that is not UTF-8 threw nlohmann::json's type_error when saved.
+  auto bytes = run("actions/cache@v4", {{"path", "deps"}, {"key", "deps-\xff\xfe"}}, j);
+  EXPECT_FALSE(bytes.success);
+  EXPECT_NE(bytes.error.find("not valid UTF-8"), std::string::npos) << bytes.error;
+  EXPECT_TRUE(
+      run("actions/cache@v4", {{"path", "deps"}, {"key", "deps-\u00e9-\u4e2d"}}, j).success);
 }
 
 TEST_F(CacheTest, AnotherPathListIsAnotherCache) {

@@ -136,40 +136,32 @@ void Masker::add(std::string_view secret) {
   }
 }
 
-std::string Masker::mask(std::string_view text) const {
-  std::shared_lock lock(mutex_);
-  if (values_.empty() || text.empty()) return std::string(text);
-  // Collect every matched range, then replace the union of them.
-  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+std::vector<Masker::Range> Masker::ranges(std::string_view text, std::size_t masked) const {
+  // Every match, in order of its start (the longest value at each position: a shorter one there
+  // lies inside it), then the union of them.
+  std::vector<Range> matches;
+  if (masked > 0) matches.emplace_back(0, masked);
   for (std::size_t pos = 0; pos < text.size(); ++pos) {
     const auto& bucket = by_first_byte_[static_cast<unsigned char>(text[pos])];
     for (std::size_t index : bucket) {
       const auto& value = values_[index];
       if (text.substr(pos, value.size()) == value) {
-        ranges.emplace_back(pos, pos + value.size());
-        break;  // longest first: a shorter one here lies inside this range
+        matches.emplace_back(pos, pos + value.size());
+        break;
       }
     }
   }
-  if (ranges.empty()) return std::string(text);
-  std::string out;
-  out.reserve(text.size());
-  std::size_t copied = 0;
-  std::size_t i = 0;
-  while (i < ranges.size()) {
-    auto [start, end] = ranges[i];
-    for (++i; i < ranges.size() && ranges[i].first < end; ++i)
-      end = std::max(end, ranges[i].second);
-    out.append(text.substr(copied, start - copied));
-    out.append(k_mask);
-    copied = end;
+  std::vector<Range> merged;
+  for (auto [start, end] : matches) {
+    if (!merged.empty() && start < merged.back().second)
+      merged.back().second = std::max(merged.back().second, end);
+    else
+      merged.emplace_back(start, end);
   }
-  out.append(text.substr(copied));
-  return out;
+  return merged;
 }
 
 std::size_t Masker::hold_back(std::string_view text) const {
-  std::shared_lock lock(mutex_);
   std::size_t hold = 0;
   for (const auto& value : values_) {
     // The longest proper prefix of `value` that is a suffix of `text`.
@@ -182,6 +174,52 @@ std::size_t Masker::hold_back(std::string_view text) const {
     }
   }
   return hold;
+}
+
+std::string Masker::mask(std::string_view text) const {
+  std::shared_lock lock(mutex_);
+  if (values_.empty() || text.empty()) return std::string(text);
+  auto matched = ranges(text);
+  if (matched.empty()) return std::string(text);
+  std::string out;
+  out.reserve(text.size());
+  std::size_t copied = 0;
+  for (auto [start, end] : matched) {
+    out.append(text.substr(copied, start - copied));
+    out.append(k_mask);
+    copied = end;
+  }
+  out.append(text.substr(copied));
+  return out;
+}
+
+std::string Masker::mask_piece(Line& line, std::string_view piece, bool last) const {
+  std::shared_lock lock(mutex_);
+  std::string text = std::move(line.pending_);
+  text.append(piece);
+  const std::size_t continued = line.masked_;
+  line.pending_.clear();
+  line.masked_ = 0;
+  // Only the bytes before the cut are shown now. Every match that starts before it is complete
+  // in `text` (a longer one would make the held-back end longer), so their masking is known.
+  const std::size_t cut = last ? text.size() : text.size() - hold_back(text);
+  if (cut == 0) {
+    line.pending_ = std::move(text);
+    line.masked_ = continued;
+    return {};
+  }
+  std::string out;
+  std::size_t copied = 0;
+  for (auto [start, end] : ranges(text, continued)) {
+    if (start >= cut) break;
+    out.append(text, copied, start - copied);
+    if (start != 0 || continued == 0) out.append(k_mask);  // else the last piece wrote it
+    copied = std::min(end, cut);
+    if (end > cut) line.masked_ = end - cut;
+  }
+  if (copied < cut) out.append(text, copied, cut - copied);
+  line.pending_ = text.substr(cut);
+  return out;
 }
 
 std::size_t Masker::size() const {

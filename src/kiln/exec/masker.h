@@ -24,6 +24,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kiln::exec {
@@ -43,18 +44,33 @@ class Masker {
   // `text` with every registered value replaced by "***".
   std::string mask(std::string_view text) const;
 
-  // For text that will be continued (a long line delivered in pieces): how many bytes at the end
-  // of `text` could be the beginning of a secret that the next piece completes. The caller holds
-  // them back and prepends them to the next piece, so a secret split across pieces is masked.
-  std::size_t hold_back(std::string_view text) const;
+  // A long line that arrives in pieces (core::LineCallback's partial pieces), for mask_piece().
+  class Line {
+    friend class Masker;
+    std::string pending_;     // held back: it could begin a secret that a later piece completes
+    std::size_t masked_ = 0;  // bytes at the start of pending_ inside a range already shown as ***
+  };
+
+  // Appends `piece` to `line` and returns what can be shown of it now, masked: the pieces'
+  // results of one line, joined, are exactly mask() of the whole line. The end that could begin
+  // a secret is held back for the next piece; a masked range that the cut goes through is
+  // written as "***" once and stays masked into the next piece. last=true: the line's end, all
+  // that is left is returned and `line` is empty again.
+  std::string mask_piece(Line& line, std::string_view piece, bool last) const;
 
   // How many distinct values were registered (their encoded forms not counted).
   std::size_t size() const;
 
  private:
+  using Range = std::pair<std::size_t, std::size_t>;  // [begin, end) of a match in a text
   // Each requires mutex_ held exclusively.
   void add_with_encodings(std::string_view value);
   bool add_one(std::string_view value, std::size_t min_length);  // true when new
+  // The union of the matched ranges in `text`, each maximal range once, in order; the first
+  // `masked` bytes count as matched. Requires mutex_ held.
+  std::vector<Range> ranges(std::string_view text, std::size_t masked = 0) const;
+  // How many bytes at the end of `text` could begin a secret. Requires mutex_ held.
+  std::size_t hold_back(std::string_view text) const;
 
   std::size_t registered_ = 0;
 

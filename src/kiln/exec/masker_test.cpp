@@ -1,6 +1,9 @@
 #include "kiln/exec/masker.h"
 
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -120,14 +123,53 @@ TEST(Masker, DuplicatesAreStoredOnce) {
   EXPECT_EQ(m.size(), 1u);
 }
 
-TEST(Masker, HoldBackCoversSecretsSplitAcrossPieces) {
+// The pieces of one line, each through mask_piece, joined.
+std::string mask_in_pieces(const Masker& m, const std::vector<std::string_view>& pieces) {
+  Masker::Line line;
+  std::string shown;
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    shown += m.mask_piece(line, pieces[i], i + 1 == pieces.size());
+  return shown;
+}
+
+TEST(Masker, PiecesHoldBackWhatCouldBeginASecret) {
   Masker m;
   m.add("SECRET");
-  EXPECT_EQ(m.hold_back("data SEC"), 3u);
-  EXPECT_EQ(m.hold_back("data S"), 1u);
-  EXPECT_EQ(m.hold_back("data SECRET"), 0u);  // complete: mask() handles it
-  EXPECT_EQ(m.hold_back("data x"), 0u);
-  EXPECT_EQ(m.hold_back("SECRE"), 5u);
+  Masker::Line line;
+  EXPECT_EQ(m.mask_piece(line, "data SEC", false), "data ");
+  EXPECT_EQ(m.mask_piece(line, "RET and S", false), "*** and ");
+  EXPECT_EQ(m.mask_piece(line, "x", true), "Sx");
+  EXPECT_EQ(m.mask_piece(line, "again", true), "again");  // the line was reset
+}
+
+// The fuzzer's finding: a secret of repeated bytes inside a longer run of them. The cut went
+// through the run and each side was masked alone: neither held a whole secret, both showed.
+TEST(Masker, PiecesOfARunOfARepeatedByteSecretShowNothingOfIt) {
+  Masker m;
+  m.add("zzzz");
+  EXPECT_EQ(mask_in_pieces(m, {"xzzzzzz", "zzy"}), "x***y");
+  EXPECT_EQ(mask_in_pieces(m, {"xzzzzzz", "", "z", "zy"}), "x***y");
+  EXPECT_EQ(mask_in_pieces(m, {"zzzzzzzzzz", "zzzz", "zz"}), "***");
+}
+
+// Whatever the secrets and wherever the cuts, the pieces show what mask() shows of the whole.
+TEST(Masker, PiecesJoinedAreTheMaskOfTheWholeLine) {
+  Masker m;
+  m.add("aaa");
+  m.add("abab");
+  m.add("ba");
+  m.add("q");
+  const std::string_view texts[] = {"aaaaabababaqbaaxabaaa", "xxbabxaaqaaab", "abaabaaabaaaab"};
+  for (auto text : texts) {
+    const std::string whole = m.mask(text);
+    for (std::size_t a = 0; a <= text.size(); ++a) {
+      for (std::size_t b = a; b <= text.size(); ++b) {
+        EXPECT_EQ(mask_in_pieces(m, {text.substr(0, a), text.substr(a, b - a), text.substr(b)}),
+                  whole)
+            << text << " cut at " << a << " and " << b;
+      }
+    }
+  }
 }
 
 TEST(Masker, ConcurrentAddAndMask) {

@@ -73,21 +73,12 @@ void StepOutput::on_line(core::Stream stream, std::string_view text, bool partia
     handle_line(stream, text);
     return;
   }
-  // A piece of a line too long to be a command: plain output. The end of what we have is held
-  // back while it could be the start of a secret that the next piece completes.
-  std::string buffer = std::move(carry_[i]);
-  buffer.append(text);
-  carry_[i].clear();
-  if (partial) {
-    auto hold = masker_.hold_back(buffer);
-    carry_[i] = buffer.substr(buffer.size() - hold);
-    buffer.resize(buffer.size() - hold);
-    if (!buffer.empty()) emit(LogKind::output, stream, buffer, true);
-    continuing_[i] = true;
-  } else {
-    emit(LogKind::output, stream, buffer, false);
-    continuing_[i] = false;
-  }
+  // A piece of a line too long to be a command: plain output, masked as the whole line would be.
+  continuing_[i] = partial;
+  auto shown = masker_.mask_piece(pieces_[i], text, !partial);
+  if (partial && shown.empty()) return;
+  sink_.write(LogEvent{
+      .kind = LogKind::output, .stream = stream, .text = std::move(shown), .partial = partial});
 }
 
 void StepOutput::finish() {

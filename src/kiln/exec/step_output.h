@@ -62,7 +62,7 @@ class StepOutput {
   bool echo_ = false;
   bool in_group_ = false;
   std::string stop_token_;               // non-empty while commands are stopped
-  std::string carry_[2];                 // held-back end of a long line, per stream
+  Masker::Line pieces_[2];               // a long line being delivered in pieces, per stream
   bool continuing_[2] = {false, false};  // a long line is being delivered in pieces
   CommandEffects effects_;
 };

@@ -201,6 +201,16 @@ TEST_F(OutputFixture, SecretSplitAcrossLongLinePiecesIsMasked) {
   for (const auto& e : sink.events()) joined += e.text;
   EXPECT_EQ(joined, "aaaa***bbbbcc");
   EXPECT_EQ(joined.find("TOP"), std::string::npos);
+  // A run of a repeated-byte secret that the cut goes through shows nothing of it.
+  masker.add("zzzzzzzzzzzz");
+  out.on_line(Stream::out, "x" + std::string(22, 'z'), true);
+  out.on_line(Stream::out, "yy", false);
+  auto events = sink.events();
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[events.size() - 2].text, "x***");
+  EXPECT_TRUE(events[events.size() - 2].partial);
+  EXPECT_EQ(events.back().text, "yy");
+  EXPECT_FALSE(events.back().partial);
   // A piece that is a command is not treated as one.
   out.on_line(Stream::err, "::error::x", true);
   out.on_line(Stream::err, "y", false);

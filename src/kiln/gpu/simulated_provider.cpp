@@ -288,6 +288,11 @@ Result<Inventory> parse_spec(std::string_view text, const std::string& file,
       message = message.substr(colon + 2);
     return make_error(ErrorCode::invalid_input, "not valid JSON: " + message,
                       SourceLocation{file, line, column});
+  } catch (const json::exception& e) {  // out_of_range: a number too large for a double
+    std::string message = e.what();
+    if (auto bracket = message.find("] "); bracket != std::string::npos)
+      message = message.substr(bracket + 2);
+    return make_error(ErrorCode::invalid_input, "not valid JSON: " + message, SourceLocation{file});
   }
   if (!document.is_object())
     return errors.at("", "expected a JSON object, got {}", type_name(document));

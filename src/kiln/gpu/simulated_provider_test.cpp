@@ -121,6 +121,12 @@ TEST(SimulatedInventory, SyntaxErrorsHaveALineAndColumn) {
   EXPECT_NE(error.find("not valid JSON"), std::string::npos) << error;
 }
 
+// nlohmann::json throws out_of_range, not parse_error, for a number too large for a double.
+TEST(SimulatedInventory, ANumberTooLargeIsAnErrorNotAnException) {
+  auto error = error_of("{\"gpus\": [{\"vendor\": \"nvidia\", \"memory_mib\": 1E400}]}");
+  EXPECT_EQ(error.rfind("gpus.json: error: not valid JSON: number overflow", 0), 0u) << error;
+}
+
 TEST(SimulatedInventory, ConnectionFallsBackToNumaThenSys) {
   auto inv = load_simulated_inventory(fs::path(KILN_SOURCE_DIR) /
                                       "tests/data/gpu/h100-8x-two-islands.json");

@@ -40,7 +40,7 @@ std::string text_of(const Json& value) {
     if (text.back() == '.') text.pop_back();
     return text;
   }
-  return value.dump();
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string esc(const Json& value) { return escape(text_of(value)); }

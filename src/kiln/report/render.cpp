@@ -13,7 +13,7 @@ namespace {
 std::string text_of(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_null()) return "";
-  return value.dump();
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }

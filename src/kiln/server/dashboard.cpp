@@ -2,9 +2,8 @@
 
 #include <httplib.h>
 
-#include <charconv>
-
 #include "kiln/report/report.h"
+#include "kiln/server/query.h"
 #include "kiln/store/store.h"
 
 namespace kiln::server {
@@ -73,25 +72,20 @@ void register_dashboard_routes(httplib::Server& http, store::Store& store) {
   // run page's tests and benchmark trends. Readable without a token, as runs are.
   http.Get(R"(/api/runs/(\d+)/report)", [&store](const httplib::Request& req,
                                                  httplib::Response& res) {
-    std::int64_t id = 0;
-    const std::string text = req.matches[1].str();
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-    if (ec != std::errc() || end != text.data() + text.size())
-      return reply_error(res, 404, "no such run");
+    auto id = parse_id(req.matches[1].str());
+    if (!id) return reply_error(res, 404, "no such run");
     report::ReportOptions options;
-    if (req.has_param("slowest")) {
-      const std::string slowest = req.get_param_value("slowest");
-      int n = 0;
-      auto [e, c] = std::from_chars(slowest.data(), slowest.data() + slowest.size(), n);
-      if (c == std::errc() && e == slowest.data() + slowest.size() && n >= 0 && n <= 10000)
-        options.slowest = n;
-    }
-    auto document = report::build_run_report(store, id, options);
+    std::int64_t slowest = options.slowest;
+    if (auto read = read_integers(req.params, {{"slowest", &slowest, 0, 10000}}); !read)
+      return reply_error(res, 400, read.error().message);
+    options.slowest = static_cast<int>(slowest);
+    auto document = report::build_run_report(store, *id, options);
     if (!document)
       return reply_error(res, document.error().code == ErrorCode::not_found ? 404 : 500,
                          document.error().message);
     res.status = 200;
-    res.set_content(document->dump(), "application/json");
+    res.set_content(document->dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
   });
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/server/bounded_http.h"
+#include "kiln/server/query.h"
 #include "kiln/server/routes.h"
 #include "kiln/server/zip_archive.h"
 
@@ -22,7 +23,7 @@ using httplib::Response;
 
 void reply(Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 void reply_error(Response& res, int status, const std::string& message) {
   reply(res, status, {{"error", message}});

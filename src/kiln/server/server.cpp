@@ -3,7 +3,6 @@
 #include <httplib.h>
 #include <openssl/crypto.h>
 
-#include <charconv>
 #include <fstream>
 #include <thread>
 
@@ -16,11 +15,12 @@
 #include "kiln/server/bounded_http.h"
 #include "kiln/server/dashboard.h"
 #include "kiln/server/poller.h"
+#include "kiln/server/query.h"
 #include "kiln/server/routes.h"
 #include "kiln/server/run_queue.h"
 #include "kiln/server/signature.h"
-#include "kiln/server/tls.h"
 #include "kiln/server/telemetry_routes.h"
+#include "kiln/server/tls.h"
 #include "kiln/server/webhook.h"
 #include "kiln/store/sqlite_store.h"
 
@@ -43,10 +43,12 @@ constexpr std::size_t k_max_api_body = 64 * 1024;
 // keep-alive connection one between its requests: cpp-httplib's default (8 on a small host)
 // let eight log viewers stall webhooks and /healthz (tests/integration/serve_api_test.sh).
 constexpr std::size_t k_http_threads = 128;
+// The most rows one API page may ask for (?limit=; 0 is all).
+constexpr std::int64_t k_max_limit = 1'000'000;
 
 void reply(Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 void reply_error(Response& res, int status, const std::string& message) {
   reply(res, status, {{"error", message}});
@@ -58,15 +60,6 @@ int http_status(const Error& error) {
     default: return 500;
   }
 }
-
-std::int64_t number_param(const Request& req, const char* name, std::int64_t fallback) {
-  if (!req.has_param(name)) return fallback;
-  auto text = req.get_param_value(name);
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && end == text.data() + text.size() ? value : fallback;
-}
-
 
 // The first header of several names that is present ("" when none): Gitea and Forgejo send
 // their own names beside GitHub's.
@@ -166,8 +159,12 @@ class Service {
                    });
     http_.Get("/api/runs", [this](const Request& req, Response& res) {
       store::RunQuery query;
-      query.limit = static_cast<int>(number_param(req, "limit", 50));
-      query.before_id = number_param(req, "before", 0);
+      std::int64_t limit = 50;
+      if (auto read = read_integers(
+              req.params, {{"limit", &limit, 0, k_max_limit}, {"before", &query.before_id}});
+          !read)
+        return reply_error(res, 400, read.error().message);
+      query.limit = static_cast<int>(limit);
       if (req.has_param("repository")) query.repository = req.get_param_value("repository");
       auto runs = store_->list_runs(query);
       if (!runs) return reply_error(res, 500, runs.error().message);
@@ -184,9 +181,14 @@ class Service {
       if (!authorized(req, res)) return;
       store::LogQuery query;
       query.run_id = path_id(req);
-      query.after_seq = number_param(req, "after", 0);
-      query.limit = static_cast<int>(number_param(req, "limit", 1000));
-      if (req.has_param("job")) query.job_id = number_param(req, "job", 0);
+      std::int64_t limit = 1000, job = 0;
+      if (auto read = read_integers(
+              req.params,
+              {{"after", &query.after_seq}, {"limit", &limit, 0, k_max_limit}, {"job", &job}});
+          !read)
+        return reply_error(res, 400, read.error().message);
+      query.limit = static_cast<int>(limit);
+      if (req.has_param("job")) query.job_id = job;
       if (auto run = store_->get_run(query.run_id); !run)
         return reply_error(res, http_status(run.error()), run.error().message);
       auto chunks = store_->read_logs(query);
@@ -214,8 +216,10 @@ class Service {
       reply(res, 202, {{"cancelling", id}});
     });
     http_.Get("/api/triggers", [this](const Request& req, Response& res) {
-      auto triggers =
-          store_->list_triggers(std::nullopt, static_cast<int>(number_param(req, "limit", 50)));
+      std::int64_t limit = 50;
+      if (auto read = read_integers(req.params, {{"limit", &limit, 0, k_max_limit}}); !read)
+        return reply_error(res, 400, read.error().message);
+      auto triggers = store_->list_triggers(std::nullopt, static_cast<int>(limit));
       if (!triggers) return reply_error(res, 500, triggers.error().message);
       json out = json::array();
       for (const auto& trigger : *triggers) out.push_back(to_json(trigger));
@@ -360,13 +364,17 @@ class Service {
     const auto run_id = path_id(req);
     if (auto run = store_->get_run(run_id); !run)
       return reply_error(res, http_status(run.error()), run.error().message);
-    auto after = std::make_shared<std::int64_t>(number_param(req, "after", 0));
+    auto after = std::make_shared<std::int64_t>(0);
+    if (auto read = read_integers(req.params, {{"after", after.get()}}); !read)
+      return reply_error(res, 400, read.error().message);
     auto last_status = std::make_shared<std::string>();
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        "text/event-stream", [this, run_id, after, last_status](std::size_t, httplib::DataSink& sink) {
+        "text/event-stream",
+        [this, run_id, after, last_status](std::size_t, httplib::DataSink& sink) {
           auto send = [&](std::string_view event, const json& data) {
-            auto text = fmt::format("event: {}\ndata: {}\n\n", event, data.dump());
+            auto text = fmt::format("event: {}\ndata: {}\n\n", event,
+                                    data.dump(-1, ' ', false, json::error_handler_t::replace));
             return sink.write(text.data(), text.size());
           };
           while (sink.is_writable()) {

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "kiln/server/bounded_http.h"
+#include "kiln/server/query.h"
 
 namespace kiln::server {
 namespace {
@@ -49,7 +50,8 @@ void register_telemetry_routes(httplib::Server& http, store::Store& store) {
       return;
     }
     res.status = 200;
-    res.set_content(telemetry->dump(), "application/json");
+    res.set_content(telemetry->dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json");
   });
 }
 

@@ -1,6 +1,7 @@
 #include "kiln/workflow/references.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <vector>
 
@@ -291,7 +292,9 @@ Result<ResolvedReference> resolve_action(std::string_view uses, const ReferenceR
 
 Result<nlohmann::json> typed_call_input(const InputSpec& spec, const nlohmann::json& value,
                                         const SourceLocation& where) {
-  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  std::string text = value.is_string()
+                         ? value.get<std::string>()
+                         : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (spec.type == "boolean") {
     if (value.is_boolean()) return value;
     if (value.is_string() && detail::is_boolean(text))
@@ -301,7 +304,13 @@ Result<nlohmann::json> typed_call_input(const InputSpec& spec, const nlohmann::j
   }
   if (spec.type == "number") {
     if (value.is_number()) return value;
-    if (value.is_string() && detail::is_number(text)) return nlohmann::json(std::stod(text));
+    if (value.is_string() && detail::is_number(text)) {
+      double number = 0;
+      const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
+      auto [end, ec] = std::from_chars(begin, text.data() + text.size(), number);
+      if (ec == std::errc() && end == text.data() + text.size()) return nlohmann::json(number);
+      return fail_at(where, "input '{}' is a number: '{}' is out of range", spec.name, text);
+    }
     return fail_at(where, "input '{}' is a number: expected a number, got '{}'", spec.name, text);
   }
   if (value.is_object() || value.is_array())
