@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "kiln/engine/repository.h"
+#include "kiln/exec/action_fetch.h"
 #include "kiln/store/sqlite_store.h"
 
 namespace kiln::cli {
@@ -46,6 +47,11 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   options.container_engine = config.container_engine;
   if (!config.pull_policy.empty()) options.pull_policy = config.pull_policy;
   options.container_policy = std::move(config.container_policy);
+  // Actions of other repositories: fetched into the host's state directory, beside its store.
+  auto host_store =
+      options.host_store.empty() ? store::default_host_store_path() : options.host_store;
+  options.actions_fetcher =
+      exec::repository_fetcher({config.actions_url, host_store.parent_path() / "actions"});
   return {};
 }
 

@@ -24,6 +24,8 @@
 //     allow: [privileged, host-network]    # refused options this host allows
 //     user: "1000:1000"                    # forced on every job and service container
 //     limits: {memory: 16g, cpus: 8, pids: 4096}
+//   actions:
+//     url: https://github.com              # where owner/repo@ref actions are fetched from
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -112,6 +114,8 @@ struct HostConfig {
   container::ContainerPolicy container_policy;
   gpu::TelemetryPolicy gpu_telemetry;
   ServeConfig serve;
+  // actions.url: the forge owner/repo@ref actions and reusable workflows are fetched from.
+  std::string actions_url = "https://github.com";
 };
 
 // `file` names the text in errors and anchors relative paths.
