@@ -56,8 +56,8 @@ Result<ResolvedReference> resolve(std::string_view uses, const ReferenceRoots& r
       return ResolvedReference{roots.repository, roots.display.empty() ? "." : roots.display, {}};
     if (*relative.begin() == "..")
       return fail_at(where, "{} '{}' is outside the repository", what, uses);
-    return ResolvedReference{roots.repository / relative,
-                             (roots.display / relative).lexically_normal(), {}};
+    return ResolvedReference{
+        roots.repository / relative, (roots.display / relative).lexically_normal(), {}};
   }
   auto remote = parse_remote(uses);
   if (!remote) return fail_at(where, "invalid {} reference '{}'", what, uses);
