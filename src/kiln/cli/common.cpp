@@ -12,6 +12,7 @@
 
 #include "kiln/core/dotenv.h"
 #include "kiln/engine/repository.h"
+#include "kiln/exec/action_fetch.h"
 #include "kiln/store/sqlite_store.h"
 
 namespace kiln::cli {
@@ -55,6 +56,11 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   options.container_policy = std::move(config.container_policy);
   options.keep_failed_for = config.debug_hold;
   options.keep_failed_on_dispatch = config.debug_on_workflow_dispatch;
+  // Actions of other repositories: fetched into the host's state directory, beside its store.
+  auto host_store =
+      options.host_store.empty() ? store::default_host_store_path() : options.host_store;
+  options.actions_fetcher =
+      exec::repository_fetcher({config.actions_url, host_store.parent_path() / "actions"});
   return {};
 }
 

@@ -112,6 +112,7 @@ int validate(const ValidateArgs& args) {
           if (relative_ec || roots.display == ".") roots.display.clear();
         }
         roots.mirror = *mirror;
+        roots.fetch = options.actions_fetcher;
         roots.is_builtin_action = [](std::string_view uses) {
           return exec::is_builtin_action(uses);
         };

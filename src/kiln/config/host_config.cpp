@@ -471,10 +471,23 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(
-        root, "kiln.yml", {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck"}));
+    KILN_TRY_VOID(reader.mapping(root, "kiln.yml",
+                                 {"host_store", "labels", "gpus", "containers", "debug", "serve",
+                                  "hipcheck", "actions"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
+    if (auto actions = root["actions"]; actions && !actions.IsNull()) {
+      KILN_TRY_VOID(reader.mapping(actions, "actions", {"url"}));
+      if (auto url = actions["url"]; url && !url.IsNull()) {
+        KILN_TRY(config.actions_url, reader.scalar(url, "actions.url"));
+        const auto& u = config.actions_url;
+        if (!u.starts_with("https://") && !u.starts_with("http://") && !u.starts_with("file://") &&
+            !u.starts_with("ssh://"))
+          return reader.error(url, "actions.url: '{}' is not an https://, http://, ssh:// or "
+                                   "file:// URL",
+                              u);
+      }
+    }
     KILN_TRY_VOID(read_containers(reader, root["containers"], config));
     KILN_TRY_VOID(read_debug(reader, root["debug"], config));
     if (auto store = root["host_store"]; store && !store.IsNull()) {

@@ -31,6 +31,8 @@
 //   debug:                                 # kiln exec into a failed job (docs/containers.md)
 //     hold: 30m                            # how long --keep-failed keeps it (at most 24h)
 //     on_workflow_dispatch: false          # true: failed manual runs are kept without the flag
+//   actions:
+//     url: https://github.com              # where owner/repo@ref actions are fetched from
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -130,6 +132,8 @@ struct HostConfig {
   // debug: a failed job's hold for `kiln exec` (docs/containers.md "Debugging a failed job").
   std::chrono::milliseconds debug_hold{30 * 60'000};  // debug.hold
   bool debug_on_workflow_dispatch = false;           // debug.on_workflow_dispatch
+  // actions.url: the forge owner/repo@ref actions and reusable workflows are fetched from.
+  std::string actions_url = "https://github.com";
 };
 
 // `file` names the text in errors and anchors relative paths.

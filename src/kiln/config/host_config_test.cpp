@@ -110,6 +110,19 @@ TEST(HostConfig, DebugHold) {
   }
 }
 
+TEST(HostConfig, ActionsUrl) {
+  auto defaults = parse_host_config("", "kiln.yml");
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->actions_url, "https://github.com");
+  auto config = parse_host_config("actions:\n  url: https://ghe.example.com\n", "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->actions_url, "https://ghe.example.com");
+  auto bad = parse_host_config("actions:\n  url: ghe.example.com\n", "kiln.yml");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().where.to_string(), "kiln.yml:2:8");
+  EXPECT_FALSE(parse_host_config("actions:\n  mirror: x\n", "kiln.yml"));
+}
+
 TEST(HostConfig, ErrorsSayWhere) {
   struct Case {
     const char* text;
@@ -136,8 +149,8 @@ TEST(HostConfig, ErrorsSayWhere) {
        "gpus.telemetry.memory_budget: a budget is an amount (40G, 512M), not a percentage"},
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
-       "kiln.yml: unknown key 'runners' (known: containers, debug, gpus, hipcheck, host_store, "
-       "labels, serve)"},
+       "kiln.yml: unknown key 'runners' (known: actions, containers, debug, gpus, hipcheck, "
+       "host_store, labels, serve)"},
       {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,
        "containers.allow: 'host-ipc' is not one of host-network, host-pid, host-userns, "
        "host-uts, privileged"},

@@ -319,7 +319,8 @@ ActionOutcome run_node_action(ActionHost& host, const ActionCall& call, const Ac
 std::optional<std::pair<Action, fs::path>> mirrored_action(ActionHost& host,
                                                            const ActionCall& call) {
   const auto& roots = host.references();
-  if (call.uses.starts_with("./") || call.uses.starts_with("docker://") || !roots.mirror ||
+  if (call.uses.starts_with("./") || call.uses.starts_with("docker://") ||
+      (!roots.mirror && !roots.fetch) ||
       (roots.is_builtin_action && roots.is_builtin_action(call.uses)))
     return std::nullopt;
   auto resolved = workflow::resolve_action(call.uses, roots, call.where);
@@ -382,6 +383,8 @@ ActionOutcome run_action(ActionHost& host, const ActionCall& call) {
     host.log("error", resolved.error().to_string() + hint);
     return failed;
   }
+  if (!resolved->sha.empty())
+    host.log("kiln", fmt::format("Using {} at commit {}", call.uses, resolved->sha));
   auto file = *workflow::find_action_file(resolved->path);
   auto loaded = workflow::load_action_file(file, resolved->display / file.filename());
   for (const auto& diagnostic : loaded.diagnostics)

@@ -21,6 +21,7 @@
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
 #include "kiln/store/records.h"
+#include "kiln/workflow/references.h"
 
 namespace kiln::store {
 class Store;
@@ -73,6 +74,9 @@ struct RunOptions {
   // --actions-mirror / KILN_ACTIONS_MIRROR: where `owner/repo@ref` actions and reusable
   // workflows are read from (DIR/owner/repo@ref/); unset: such references are errors.
   std::optional<std::filesystem::path> actions_mirror;
+  // Without a mirror: fetches owner/repo@ref actions and reusable workflows from the forge
+  // (kiln.yml actions.url, exec/action_fetch.h). Unset: such references cannot be had.
+  workflow::RepositoryFetcher actions_fetcher;
   // Every job's KILN_JOB_TOKEN is this prefix, '-', and the job's id, so that a watchdog can
   // find every process of this run (exec::start_orphan_reaper). Empty: one is made up.
   std::string job_token_prefix;

@@ -89,6 +89,7 @@ class JobRun : public ActionHost {
  public:
   explicit JobRun(const JobSetup& setup) : setup_(setup), job_(*setup.job) {
     references_.mirror = setup.options->actions_mirror;
+    references_.fetch = setup.options->actions_fetcher;
     references_.is_builtin_action = [](std::string_view uses) {
       return exec::is_builtin_action(uses);
     };
@@ -288,7 +289,8 @@ class JobRun : public ActionHost {
   bool cancelled() const { return setup_.cancel->cancelled() || timed_out_; }
 
   void run_steps() {
-    if (references_.mirror && run_pre_steps(*this, pre_step_calls()) != Conclusion::success)
+    if ((references_.mirror || references_.fetch) &&
+        run_pre_steps(*this, pre_step_calls()) != Conclusion::success)
       failed_ = true;
     for (const auto& step : job_.steps) {
       if (Clock::now() >= deadline_ && !timed_out_) {
@@ -649,7 +651,8 @@ class JobRun : public ActionHost {
       with[key] = *value;
     }
     bool file_action = uses.starts_with("./") || uses.starts_with("docker://") ||
-                       (references_.mirror && !exec::is_builtin_action(uses));
+                       ((references_.mirror || references_.fetch) &&
+                        !exec::is_builtin_action(uses));
     if (file_action) {
       // Local actions, actions of the mirror and Docker images (action_runner.h).
       ActionCall call;

@@ -249,6 +249,7 @@ workflow::ReferenceRoots reference_roots(const RunOptions& options, const Reposi
   workflow::ReferenceRoots roots;
   roots.repository = repo.root;
   roots.mirror = options.actions_mirror;
+  roots.fetch = options.actions_fetcher;
   roots.is_builtin_action = [](std::string_view uses) { return exec::is_builtin_action(uses); };
   return roots;
 }

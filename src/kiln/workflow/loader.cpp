@@ -55,6 +55,8 @@ Workflow read_workflow(Reader& reader, const YAML::Node& root, const std::filesy
     } else if (entry.key == "jobs") {
       has_jobs = true;
       workflow.jobs = detail::read_jobs(reader, entry);
+      for (size_t i = 0; i < workflow.jobs.size(); ++i)
+        workflow.job_index.emplace(workflow.jobs[i].id, i);
     }
   }
   if (!has_on) reader.error(start, "workflow has no 'on' (the events that trigger it)");

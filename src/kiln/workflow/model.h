@@ -211,6 +211,9 @@ struct Workflow {
   RunDefaults defaults;
   std::optional<Concurrency> concurrency;
   std::vector<Job> jobs;  // file order
+  // id → position in `jobs`, filled by the loader so that find_job stays fast with 100,000
+  // jobs; empty (a Workflow built by hand): find_job searches.
+  std::map<std::string, size_t, std::less<>> job_index;
 
   const Job* find_job(std::string_view id) const;
   const Trigger* find_trigger(std::string_view event) const;

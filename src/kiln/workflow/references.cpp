@@ -54,14 +54,24 @@ Result<ResolvedReference> resolve(std::string_view uses, const ReferenceRoots& r
   if (uses.starts_with("./")) {
     fs::path relative = fs::path(std::string(uses.substr(2))).lexically_normal();
     if (relative.empty() || relative == ".")  // `uses: ./`: the repository's root
-      return ResolvedReference{roots.repository, roots.display.empty() ? "." : roots.display};
+      return ResolvedReference{roots.repository, roots.display.empty() ? "." : roots.display, {}};
     if (*relative.begin() == "..")
       return fail_at(where, "{} '{}' is outside the repository", what, uses);
-    return ResolvedReference{roots.repository / relative,
-                             (roots.display / relative).lexically_normal()};
+    return ResolvedReference{
+        roots.repository / relative, (roots.display / relative).lexically_normal(), {}};
   }
   auto remote = parse_remote(uses);
   if (!remote) return fail_at(where, "invalid {} reference '{}'", what, uses);
+  if (!roots.mirror && roots.fetch) {
+    auto fetched = roots.fetch(remote->owner, remote->repo, remote->ref);
+    if (!fetched)
+      return fail_at(where, "{} '{}' cannot be fetched: {}", what, uses, fetched.error().message);
+    fs::path path = remote->path.empty() ? fetched->path : fetched->path / remote->path;
+    fs::path display =
+        fmt::format("{}/{}@{}", remote->owner, remote->repo, fetched->sha.substr(0, 12));
+    if (!remote->path.empty()) display /= remote->path;
+    return ResolvedReference{path, display, fetched->sha};
+  }
   if (!roots.mirror)
     return fail_at(where,
                    "{} '{}' is in another repository: kiln reads such references from an "
@@ -74,7 +84,7 @@ Result<ResolvedReference> resolve(std::string_view uses, const ReferenceRoots& r
     return fail_at(where, "{} '{}' is not in the actions mirror: no directory {}", what, uses,
                    checkout.string());
   fs::path path = remote->path.empty() ? checkout : checkout / remote->path;
-  return ResolvedReference{path, path};
+  return ResolvedReference{path, path, {}};
 }
 
 // The checks that follow calls, one file at a time, with the chain of callers for cycles.
@@ -214,7 +224,7 @@ class Checker {
     if (uses.value.starts_with("docker://")) return;
     if (roots_.is_builtin_action && roots_.is_builtin_action(uses.value)) return;
     bool local = uses.value.starts_with("./");
-    if (!local && !roots_.mirror) return;  // the run names it when the step runs
+    if (!local && !roots_.mirror && !roots_.fetch) return;  // the run names it when it runs
     auto resolved = resolve_action(uses.value, roots_, uses.where);
     if (!resolved) {
       // Resolved when the step runs: an earlier step may check it out, a fetch may bring it.

@@ -28,10 +28,21 @@ namespace kiln::workflow {
 constexpr int k_max_workflow_levels = 10;
 constexpr int k_max_action_depth = 10;
 
+// A repository of another owner, fetched at a commit (exec/action_fetch.h).
+struct FetchedRepository {
+  std::filesystem::path path;  // its checkout
+  std::string sha;             // the commit the ref resolved to
+  std::string url;             // where it came from
+};
+using RepositoryFetcher = std::function<Result<FetchedRepository>(
+    std::string_view owner, std::string_view repo, std::string_view ref)>;
+
 struct ReferenceRoots {
   std::filesystem::path repository;  // where ./ references start
   std::filesystem::path display;     // how diagnostics name the repository ("" for relative paths)
   std::optional<std::filesystem::path> mirror;  // --actions-mirror / KILN_ACTIONS_MIRROR
+  // Without a mirror: fetches owner/repo at a ref from the forge (kiln.yml actions.url).
+  RepositoryFetcher fetch;
   // Actions the runner provides itself (actions/checkout, ...): never looked up on disk.
   std::function<bool(std::string_view)> is_builtin_action;
 };
@@ -39,6 +50,7 @@ struct ReferenceRoots {
 struct ResolvedReference {
   std::filesystem::path path;     // the workflow file, or the action's directory
   std::filesystem::path display;  // the same, as diagnostics print it
+  std::string sha;                // fetched: the commit the ref resolved to
 };
 
 // A job's `uses:` → the reusable workflow's file (which must exist). Errors at `where`.
