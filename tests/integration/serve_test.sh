@@ -77,6 +77,18 @@ wait_until 60 test -s "$ITEST_DIR/port" || {
 }
 base="http://127.0.0.1:$(cat "$ITEST_DIR/port")"
 
+# A second server on the same port (its own store) is refused: no SO_REUSEPORT sharing.
+port="$(cat "$ITEST_DIR/port")"
+sed "s/127.0.0.1:0/127.0.0.1:$port/; s|state/kiln.db|state2/kiln.db|" "$ITEST_DIR/kiln.yml" \
+  >"$ITEST_DIR/kiln2.yml"
+RC=0
+timeout 20 "$KILN" serve --config "$ITEST_DIR/kiln2.yml" >"$ITEST_DIR/serve2.out" \
+  2>"$ITEST_DIR/serve2.err" || RC=$?
+if [[ "$RC" == 2 ]]; then pass "a second kiln serve on port $port exits 2"; else
+  fail "a second kiln serve on port $port: exit $RC (want 2)"; cat "$ITEST_DIR/serve2.err" >&2; fi
+expect_contains "$(cat "$ITEST_DIR/serve2.err")" "port $port is in use by another process" \
+  "the second server says which port another process holds"
+
 # The API and webhook helpers (http, expect_status, deliver, trigger_done) of serve_lib.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
 SERVE_BASE="$base"
