@@ -68,7 +68,7 @@ serve:
         token: forge-token
 EOF
 "$KILN" serve --config "$ITEST_DIR/kiln.yml" --port-file "$ITEST_DIR/port" \
-  >"$ITEST_DIR/serve.out" 2>"$ITEST_DIR/serve.err" &
+  --log-file "$ITEST_DIR/serve.log" >"$ITEST_DIR/serve.out" 2>"$ITEST_DIR/serve.err" &
 serve_pid=$!
 itest_track_pid "$serve_pid"
 wait_until 60 test -s "$ITEST_DIR/port" || {
@@ -222,8 +222,13 @@ if wait_exit "$serve_pid" 120; then
 else
   fail "the server did not stop after SIGTERM"
 fi
-expect_contains "$(cat "$ITEST_DIR/serve.out" "$ITEST_DIR/serve.err")" "kiln serve: stopped" \
-  "the server says it stopped"
+expect_contains "$(cat "$ITEST_DIR/serve.log")" "kiln serve: stopped" \
+  "the server says it stopped, in its --log-file"
+expect_contains "$(cat "$ITEST_DIR/serve.log")" "kiln serve: listening on http://127.0.0.1:" \
+  "--log-file holds the server's log"
+if grep -q "listening on" "$ITEST_DIR/serve.out" "$ITEST_DIR/serve.err"; then
+  fail "with --log-file the log still goes to stdout/stderr"
+else pass "with --log-file nothing of the log goes to stdout or stderr"; fi
 kill "$forge_pid" 2>/dev/null || true
 
 itest_end
