@@ -40,8 +40,9 @@ export function TimeChart({ title, unit, series, testid }: { title: string; unit
   return <div class="chart" data-testid={testid} ref={host} />;
 }
 
-// A small line of a series' values, oldest first; the last point (this run's) is marked.
-export function Sparkline({ values, width = 160, height = 36 }: { values: number[]; width?: number; height?: number }) {
+// A small line of a series' values, oldest first; the last point (this run's) is marked. labels:
+// the values as the tooltip prints them (the report's history_text).
+export function Sparkline({ values, labels, width = 160, height = 36 }: { values: number[]; labels: string[]; width?: number; height?: number }) {
   if (values.length === 0) return <span class="muted">—</span>;
   const min = Math.min(...values);
   const max = Math.max(...values);
@@ -52,7 +53,7 @@ export function Sparkline({ values, width = 160, height = 36 }: { values: number
   const last = values.length - 1;
   return (
     <svg class="sparkline" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img">
-      <title>{values.map((v) => String(v)).join(", ")}</title>
+      <title>{labels.join(", ")}</title>
       <polyline points={points} fill="none" stroke="#2f6fdf" stroke-width="1.5" />
       <circle cx={x(last)} cy={y(values[last])} r="3" fill="#d9480f" />
     </svg>

@@ -25,10 +25,12 @@ export interface Report {
     metric: string;
     value: number;
     unit: string;
+    value_text: string; // the value for a reader, unit kept (report::format_number)
     direction: string;
     branch: string;
     testbed: string;
     history: number[];
+    history_text: string[]; // history as the tooltip prints it
   }[];
 }
 
@@ -137,10 +139,10 @@ export function ReportBenchmarks({ report }: { report: Report }) {
               {b.metric} <span class="muted">({b.direction === "bigger_is_better" ? "bigger is better" : "smaller is better"})</span>
             </td>
             <td>
-              {b.value} {b.unit}
+              {b.value_text}
             </td>
             <td>
-              <Sparkline values={b.history} />
+              <Sparkline values={b.history} labels={b.history_text} />
             </td>
             <td>{b.job}</td>
             <td class="muted">{b.testbed}</td>

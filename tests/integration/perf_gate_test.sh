@@ -140,6 +140,16 @@ expect_json 'd["rows"][1]["reason"].startswith("too noisy: the interval ±") and
   "too noisy says how wide the interval is"
 expect_json 'd["rows"][1]["detectable_percent"] > 5' true "and the interval is in the JSON"
 
+# ---- outside a git repository, ingest and gate agree on the branch ----------------------------
+mkdir -p "$ITEST_DIR/plain"
+for i in $(seq 0 11); do
+  kiln bench ingest -C "$ITEST_DIR/plain" --testbed lab --store "$ITEST_DIR/plain.db" "$ITEST_DIR/hist$i.json"
+done
+expect_contains "$ERR" "is not a git repository: results stored as branch 'main'" \
+  "ingest outside a git repository says which branch it stores the results as"
+kiln bench gate -C "$ITEST_DIR/plain" --testbed lab --store "$ITEST_DIR/plain.db" "$ITEST_DIR/slower.json" --json
+expect_json 'd["rows"][0]["history"]' 12 "the gate of that directory finds the twelve runs as its baseline"
+
 # ---- kiln bench compare of two single runs, and with --history ---------------------------------
 kiln bench compare "$ITEST_DIR/hist10.json" "$ITEST_DIR/slower.json"
 expect_contains "$OUT" "note: run-to-run noise unknown: one run a side shows only the noise between its repetitions; 5 or more stored runs of the baseline would measure it (--history)" \

@@ -68,7 +68,7 @@ serve:
         token: forge-token
 EOF
 "$KILN" serve --config "$ITEST_DIR/kiln.yml" --port-file "$ITEST_DIR/port" \
-  >"$ITEST_DIR/serve.out" 2>"$ITEST_DIR/serve.err" &
+  --log-file "$ITEST_DIR/serve.log" >"$ITEST_DIR/serve.out" 2>"$ITEST_DIR/serve.err" &
 serve_pid=$!
 itest_track_pid "$serve_pid"
 wait_until 60 test -s "$ITEST_DIR/port" || {
@@ -76,6 +76,18 @@ wait_until 60 test -s "$ITEST_DIR/port" || {
   itest_die "kiln serve did not start listening"
 }
 base="http://127.0.0.1:$(cat "$ITEST_DIR/port")"
+
+# A second server on the same port (its own store) is refused: no SO_REUSEPORT sharing.
+port="$(cat "$ITEST_DIR/port")"
+sed "s/127.0.0.1:0/127.0.0.1:$port/; s|state/kiln.db|state2/kiln.db|" "$ITEST_DIR/kiln.yml" \
+  >"$ITEST_DIR/kiln2.yml"
+RC=0
+timeout 20 "$KILN" serve --config "$ITEST_DIR/kiln2.yml" >"$ITEST_DIR/serve2.out" \
+  2>"$ITEST_DIR/serve2.err" || RC=$?
+if [[ "$RC" == 2 ]]; then pass "a second kiln serve on port $port exits 2"; else
+  fail "a second kiln serve on port $port: exit $RC (want 2)"; cat "$ITEST_DIR/serve2.err" >&2; fi
+expect_contains "$(cat "$ITEST_DIR/serve2.err")" "port $port is in use by another process" \
+  "the second server says which port another process holds"
 
 # The API and webhook helpers (http, expect_status, deliver, trigger_done) of serve_lib.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
@@ -210,8 +222,13 @@ if wait_exit "$serve_pid" 120; then
 else
   fail "the server did not stop after SIGTERM"
 fi
-expect_contains "$(cat "$ITEST_DIR/serve.out" "$ITEST_DIR/serve.err")" "kiln serve: stopped" \
-  "the server says it stopped"
+expect_contains "$(cat "$ITEST_DIR/serve.log")" "kiln serve: stopped" \
+  "the server says it stopped, in its --log-file"
+expect_contains "$(cat "$ITEST_DIR/serve.log")" "kiln serve: listening on http://127.0.0.1:" \
+  "--log-file holds the server's log"
+if grep -q "listening on" "$ITEST_DIR/serve.out" "$ITEST_DIR/serve.err"; then
+  fail "with --log-file the log still goes to stdout/stderr"
+else pass "with --log-file nothing of the log goes to stdout or stderr"; fi
 kill "$forge_pid" 2>/dev/null || true
 
 itest_end

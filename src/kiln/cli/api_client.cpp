@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include <fmt/core.h>
 
@@ -11,7 +12,10 @@ namespace kiln::cli {
 void add_client_options(CLI::App* cmd, ClientArgs& args) {
   cmd->add_option("--server", args.server,
                   "the kiln server's URL (default: $KILN_SERVER, else http://127.0.0.1:8080)");
-  cmd->add_option("--token", args.token, "API token (default: $KILN_TOKEN)");
+  cmd->add_option("--token", args.token,
+                  "API token (default: --token-file, else $KILN_API_TOKEN, else $KILN_TOKEN)");
+  cmd->add_option("--token-file", args.token_file,
+                  "file holding the API token (its first line), kept out of the process list");
   cmd->add_option("--cacert", args.cacert,
                   "PEM file of the CA (or self-signed certificate) an https --server is checked "
                   "against (default: $KILN_CA_CERT, else the system's CAs)");
@@ -24,9 +28,17 @@ int post(const ClientArgs& args, const std::string& path, const nlohmann::json& 
     server = env && *env ? env : "http://127.0.0.1:8080";
   }
   std::string token = args.token;
-  if (token.empty()) {
-    if (const char* env = std::getenv("KILN_TOKEN")) token = env;
+  if (token.empty() && !args.token_file.empty()) {
+    std::ifstream in(args.token_file);
+    if (!in || !std::getline(in, token) || token.empty()) {
+      fmt::print(stderr, "kiln: error: --token-file {}: cannot read a token from it\n",
+                 args.token_file);
+      return 2;
+    }
+    if (token.back() == '\r') token.pop_back();
   }
+  for (const char* name : {"KILN_API_TOKEN", "KILN_TOKEN"})
+    if (const char* env = std::getenv(name); token.empty() && env) token = env;
   std::string cacert = args.cacert;
   if (cacert.empty()) {
     if (const char* env = std::getenv("KILN_CA_CERT")) cacert = env;

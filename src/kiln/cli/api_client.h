@@ -10,9 +10,10 @@
 namespace kiln::cli {
 
 struct ClientArgs {
-  std::string server;  // --server, else $KILN_SERVER, else http://127.0.0.1:8080
-  std::string token;   // --token, else $KILN_TOKEN
-  std::string cacert;  // --cacert, else $KILN_CA_CERT, else the system's CAs (https servers)
+  std::string server;      // --server, else $KILN_SERVER, else http://127.0.0.1:8080
+  std::string token;       // --token, else --token-file, else $KILN_API_TOKEN, else $KILN_TOKEN
+  std::string token_file;  // --token-file: a file holding the token (kept out of `ps`)
+  std::string cacert;      // --cacert, else $KILN_CA_CERT, else the system's CAs (https servers)
 };
 
 void add_client_options(CLI::App* cmd, ClientArgs& args);

@@ -43,11 +43,13 @@ struct BenchArgs {
 // the current branch and commit, unless given.
 struct Place {
   std::string repository, branch, default_branch, commit;
+  bool in_repository = false;
 };
 
 Place place_of(const BenchArgs& args) {
   Place place;
   if (auto repo = engine::inspect_repository(args.directory)) {
+    place.in_repository = true;
     place.repository = repo->name;
     place.commit = repo->head_sha;
     if (repo->head_ref.starts_with("refs/heads/")) place.branch = repo->head_ref.substr(11);
@@ -61,6 +63,9 @@ Place place_of(const BenchArgs& args) {
   if (!args.commit.empty()) place.commit = args.commit;
   if (place.default_branch.empty())
     place.default_branch = place.branch.empty() ? "main" : place.branch;
+  // Outside a git repository no branch is known: results go to the default branch, the one
+  // `kiln bench gate` compares against, so an ingest and a gate of one directory agree.
+  if (place.branch.empty() && !place.in_repository) place.branch = place.default_branch;
   return place;
 }
 
@@ -126,6 +131,16 @@ int ingest(const BenchArgs& args) {
     return 0;
   }
   auto place = place_of(args);
+  if (!place.in_repository && args.branch.empty())
+    fmt::print(stderr,
+               "kiln: note: {} is not a git repository: results stored as branch '{}' (the "
+               "baseline kiln bench gate uses; --branch to choose)\n",
+               args.directory, place.branch);
+  else if (place.branch.empty())
+    fmt::print(stderr,
+               "kiln: note: HEAD is detached: results stored without a branch, so no gate "
+               "against '{}' sees them (--branch to choose)\n",
+               place.default_branch);
   auto store = store_of(args);
   if (!store) return report_error(store.error());
   std::vector<store::BenchmarkResult> records;

@@ -3,6 +3,8 @@
 #include <csignal>
 
 #include <fmt/core.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "kiln/cli/api_client.h"
@@ -22,9 +24,24 @@ struct ServeArgs {
   std::string actions_mirror;
   std::string simulate_gpus;
   std::string port_file;
+  std::string log_file;
 };
 
+// --log-file: the server's log appended to PATH (each line flushed) instead of stderr.
+Status log_to_file(const std::string& path) {
+  try {
+    auto logger = spdlog::basic_logger_mt("kiln serve", path);
+    logger->flush_on(spdlog::level::info);
+    spdlog::set_default_logger(std::move(logger));
+    return {};
+  } catch (const spdlog::spdlog_ex& e) {
+    return fail(ErrorCode::invalid_input, "--log-file {}: {}", path, e.what());
+  }
+}
+
 int serve_command(const ServeArgs& args) {
+  if (!args.log_file.empty())
+    if (auto logging = log_to_file(args.log_file); !logging) return report_error(logging.error());
   std::optional<std::filesystem::path> file;
   if (!args.config.empty()) file = args.config;
   auto config = config::find_host_config(file);
@@ -80,6 +97,9 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
                   "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
   cmd->add_option("--port-file", args->port_file,
                   "write the port listened on to this file (for listen: HOST:0)");
+  cmd->add_option("--log-file", args->log_file,
+                  "append the server's log to this file instead of stderr (one line each, "
+                  "flushed; reopen with a restart)");
   cmd->callback([args, &exit_code] { exit_code = serve_command(*args); });
 
   auto approve_args = std::make_shared<ClientArgs>();

@@ -109,8 +109,20 @@ BenchmarkCollector::Verdict BenchmarkCollector::gate(
                                  it->second, options.decision.threshold * 100));
   }
   bool enforce = true;
-  if (auto it = env.find("KILN_PERF_GATE"); it != env.end())
-    enforce = it->second != "off" && it->second != "false";
+  if (auto it = env.find("KILN_PERF_GATE"); it != env.end()) {
+    if (it->second == "off" || it->second == "false" || it->second == "warn") {
+      enforce = false;
+    } else if (it->second != "on" && it->second != "true" && it->second != "enforce") {
+      // A value the gate does not know is not quietly "enforce": the job says so and fails.
+      verdict.failed = true;
+      verdict.reason = fmt::format(
+          "perf gate: KILN_PERF_GATE={}: expected on, enforce or true (fail on a regression), "
+          "off, false or warn (report only)",
+          it->second);
+      verdict.lines.emplace_back("error", verdict.reason);
+      return verdict;
+    }
+  }
   auto report = perf::gate_records(store_, stored_, context_.default_branch, options);
   if (!report) {
     // Results that cannot be judged are not a pass.

@@ -145,6 +145,12 @@ TEST_F(CollectorTest, GateFailsOnARegressionUnlessTurnedOff) {
   EXPECT_TRUE(table);
 
   EXPECT_FALSE(collector.gate({{"KILN_PERF_GATE", "off"}}).failed);
+  EXPECT_FALSE(collector.gate({{"KILN_PERF_GATE", "warn"}}).failed);
+  EXPECT_TRUE(collector.gate({{"KILN_PERF_GATE", "enforce"}}).failed);
+  auto unknown = collector.gate({{"KILN_PERF_GATE", "Off"}});
+  EXPECT_TRUE(unknown.failed);
+  EXPECT_NE(unknown.reason.find("KILN_PERF_GATE=Off: expected"), std::string::npos)
+      << unknown.reason;
   EXPECT_FALSE(collector.gate({{"KILN_PERF_THRESHOLD", "25"}}).failed);
   auto warned = collector.gate({{"KILN_PERF_THRESHOLD", "lots"}});
   EXPECT_EQ(warned.lines.front().first, "warning");

@@ -30,20 +30,7 @@ std::string escape(std::string_view text) {
   return out;
 }
 
-std::string text_of(const Json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_null()) return "";
-  if (value.is_number_float()) {
-    // A reader wants 2.085 Wh, not the 16 digits a measurement's double carries.
-    std::string text = fmt::format("{:.3f}", value.get<double>());
-    while (text.back() == '0') text.pop_back();
-    if (text.back() == '.') text.pop_back();
-    return text;
-  }
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-std::string esc(const Json& value) { return escape(text_of(value)); }
+std::string esc(const Json& value) { return escape(format_value(value)); }
 
 std::string status_badge(const std::string& status) {
   return fmt::format("<span class=\"badge s-{}\">{}</span>", escape(status), escape(status));
@@ -91,15 +78,15 @@ std::string slowest_chart(const Json& slowest) {
   for (const auto& s : slowest) {
     double seconds = s["seconds"].get<double>();
     int width = std::max(1, static_cast<int>(std::lround(seconds / max * bar)));
-    std::string name = text_of(s["test"]);
+    std::string name = format_value(s["test"]);
     if (name.size() > 64) name = "…" + name.substr(name.size() - 63);
     svg += fmt::format(
         "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>"
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} › {}: "
         "{:.3f}s</title></rect><text x=\"{}\" y=\"{}\">{:.3f}s</text>",
         label - 6, y + 14, escape(name), label, y + 2, width, row - 6,
-        text_of(s["status"]) == "passed" ? "#5b8def" : "#e05b5b", esc(s["job"]), esc(s["test"]),
-        seconds, label + width + 4, y + 14, seconds);
+        format_value(s["status"]) == "passed" ? "#5b8def" : "#e05b5b", esc(s["job"]),
+        esc(s["test"]), seconds, label + width + 4, y + 14, seconds);
     y += row;
   }
   return svg + "</svg>";
@@ -177,8 +164,8 @@ std::string jobs_section(const Json& jobs) {
       "<section id=\"jobs\"><h2>Jobs</h2><table><tr><th>Job</th><th>Status</th><th>Duration</th>"
       "<th>GPUs</th><th>Labels</th><th>Tests</th></tr>";
   for (const auto& job : jobs) {
-    std::string status = text_of(job["conclusion"]).empty() ? text_of(job["status"])
-                                                             : text_of(job["conclusion"]);
+    std::string status = format_value(job["conclusion"]).empty() ? format_value(job["status"])
+                                                                 : format_value(job["conclusion"]);
     std::string gpus;
     for (const auto& g : job["gpus"])
       gpus += fmt::format("{}<span title=\"{}\">{} {}</span>", gpus.empty() ? "" : "<br>",
@@ -194,19 +181,19 @@ std::string jobs_section(const Json& jobs) {
                                           t["errors"].get<int>(), t["skipped"].get<int>());
     out += fmt::format(
         "<tr class=\"job\"><td><details><summary class=\"job-name\">{}</summary>", esc(job["name"]));
-    if (!text_of(job["message"]).empty())
-      out += fmt::format("<p>{}</p>", esc(job["message"]));
+    if (!format_value(job["message"]).empty()) out += fmt::format("<p>{}</p>", esc(job["message"]));
     out += "<table class=\"steps\">";
     for (const auto& step : job["steps"]) {
-      std::string step_status = text_of(step["conclusion"]).empty() ? text_of(step["status"])
-                                                                     : text_of(step["conclusion"]);
+      std::string step_status = format_value(step["conclusion"]).empty()
+                                    ? format_value(step["status"])
+                                    : format_value(step["conclusion"]);
       out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
                          esc(step["name"]), status_badge(step_status),
                          escape(format_ms(step["duration_ms"].get<std::int64_t>())));
     }
     out += "</table>";
-    if (!text_of(job["step_summary"]).empty())
-      out += "<div class=\"step-summary\">" + markdown_to_html(text_of(job["step_summary"])) +
+    if (!format_value(job["step_summary"]).empty())
+      out += "<div class=\"step-summary\">" + markdown_to_html(format_value(job["step_summary"])) +
              "</div>";
     out += "</details></td>";
     out += fmt::format("<td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -261,8 +248,10 @@ std::string tests_section(const Json& tests) {
       out += fmt::format(
           "<details class=\"failure\"><summary>{} <b class=\"test-name\">{}</b> <span "
           "class=\"muted\">({})</span>: {}</summary>",
-          status_badge(text_of(f["status"])), esc(f["test"]), esc(f["job"]), esc(f["message"]));
-      if (!text_of(f["details"]).empty()) out += fmt::format("<pre>{}</pre>", esc(f["details"]));
+          status_badge(format_value(f["status"])), esc(f["test"]), esc(f["job"]),
+          esc(f["message"]));
+      if (!format_value(f["details"]).empty())
+        out += fmt::format("<pre>{}</pre>", esc(f["details"]));
       out += "</details>";
     }
   }
@@ -285,10 +274,10 @@ std::string benchmarks_section(const Json& benchmarks) {
          "<th>Trend (this branch and testbed)</th></tr>";
   for (const auto& b : benchmarks)
     out += fmt::format(
-        "<tr><td>{}</td><td class=\"bench-name\">{}</td><td>{}</td><td class=\"num\">{:.6g}</td>"
+        "<tr><td>{}</td><td class=\"bench-name\">{}</td><td>{}</td><td class=\"num\">{}</td>"
         "<td>{}</td><td title=\"{}\">{}</td></tr>",
-        esc(b["job"]), esc(b["benchmark"]), esc(b["metric"]), b["value"].get<double>(),
-        esc(b["unit"]), esc(b["testbed"]), sparkline(b["history"]));
+        esc(b["job"]), esc(b["benchmark"]), esc(b["metric"]), esc(b["value"]), esc(b["unit"]),
+        esc(b["testbed"]), sparkline(b["history"]));
   return out + "</table></section>";
 }
 
@@ -296,8 +285,8 @@ std::string benchmarks_section(const Json& benchmarks) {
 
 std::string render_html(const Json& report) {
   const auto& run = report["run"];
-  std::string title = fmt::format("Kiln run #{}: {}", run["number"].get<std::int64_t>(),
-                                  text_of(run["name"]));
+  std::string title =
+      fmt::format("Kiln run #{}: {}", run["number"].get<std::int64_t>(), format_value(run["name"]));
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -307,8 +296,8 @@ std::string render_html(const Json& report) {
   out += fmt::format(
       "<header><h1>{} {}</h1><div class=\"meta\">{} · {} · {} · {} · duration {}</div></header>"
       "<main>",
-      escape(title), status_badge(text_of(run["status"])), esc(run["workflow"]), esc(run["event"]),
-      esc(run["ref"]), escape(text_of(run["sha"]).substr(0, 12)),
+      escape(title), status_badge(format_value(run["status"])), esc(run["workflow"]),
+      esc(run["event"]), esc(run["ref"]), escape(format_value(run["sha"]).substr(0, 12)),
       escape(format_ms(run["duration_ms"].get<std::int64_t>())));
   out += jobs_section(report["jobs"]);
   out += tests_section(report["tests"]);

@@ -10,19 +10,13 @@
 namespace kiln::report {
 namespace {
 
-std::string text_of(const Json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_null()) return "";
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 std::string gpus_cell(const Json& job) {
   if (job["gpus"].empty()) return "-";
   std::string cell;
   for (const auto& g : job["gpus"])
-    cell += fmt::format("{}{}", cell.empty() ? "" : ",", text_of(g.value("index", Json(""))));
+    cell += fmt::format("{}{}", cell.empty() ? "" : ",", format_value(g.value("index", Json(""))));
   return cell;
 }
 
@@ -56,38 +50,39 @@ std::string table(const std::vector<std::vector<std::string>>& rows, const std::
 std::string render_text(const Json& report) {
   const auto& run = report["run"];
   std::string out = fmt::format(
-      "Run #{} (id {}): {} · {} · {} · {}\nstatus: {}   duration: {}\n", run["number"].get<int64_t>(),
-      run["id"].get<int64_t>(), text_of(run["name"]), text_of(run["event"]), text_of(run["ref"]),
-      text_of(run["sha"]).substr(0, 12), text_of(run["status"]),
-      format_ms(run["duration_ms"].get<std::int64_t>()));
+      "Run #{} (id {}): {} · {} · {} · {}\nstatus: {}   duration: {}\n",
+      run["number"].get<int64_t>(), run["id"].get<int64_t>(), format_value(run["name"]),
+      format_value(run["event"]), format_value(run["ref"]), format_value(run["sha"]).substr(0, 12),
+      format_value(run["status"]), format_ms(run["duration_ms"].get<std::int64_t>()));
 
   out += "\nJOBS\n";
   std::vector<std::vector<std::string>> rows = {{"STATUS", "DURATION", "GPUS", "TESTS", "JOB"}};
   for (const auto& job : report["jobs"])
-    rows.push_back({text_of(job["conclusion"]).empty() ? text_of(job["status"])
-                                                        : text_of(job["conclusion"]),
+    rows.push_back({format_value(job["conclusion"]).empty() ? format_value(job["status"])
+                                                            : format_value(job["conclusion"]),
                     format_ms(job["duration_ms"].get<std::int64_t>()), gpus_cell(job),
-                    tests_cell(job["tests"]), text_of(job["name"])});
+                    tests_cell(job["tests"]), format_value(job["name"])});
   out += table(rows, "  ");
   for (const auto& job : report["jobs"]) {
-    out += fmt::format("\n  {}\n", text_of(job["name"]));
-    if (!text_of(job["message"]).empty()) out += fmt::format("    {}\n", text_of(job["message"]));
+    out += fmt::format("\n  {}\n", format_value(job["name"]));
+    if (!format_value(job["message"]).empty())
+      out += fmt::format("    {}\n", format_value(job["message"]));
     for (const auto& step : job["steps"])
-      out += fmt::format("    {:<9} {:>8}  {}\n",
-                         text_of(step["conclusion"]).empty() ? text_of(step["status"])
-                                                             : text_of(step["conclusion"]),
-                         format_ms(step["duration_ms"].get<std::int64_t>()),
-                         text_of(step["name"]));
+      out += fmt::format(
+          "    {:<9} {:>8}  {}\n",
+          format_value(step["conclusion"]).empty() ? format_value(step["status"])
+                                                   : format_value(step["conclusion"]),
+          format_ms(step["duration_ms"].get<std::int64_t>()), format_value(step["name"]));
     if (job["gpu_summary"].is_object()) {
       std::string summary;
       for (const auto& [key, value] : job["gpu_summary"].items())
         if (value.is_primitive())
-          summary += fmt::format("{}{}={}", summary.empty() ? "" : " ", key, text_of(value));
+          summary += fmt::format("{}{}={}", summary.empty() ? "" : " ", key, format_value(value));
       out += fmt::format("    GPU: {}\n", summary);
     }
-    if (!text_of(job["step_summary"]).empty()) {
+    if (!format_value(job["step_summary"]).empty()) {
       out += "    Summary:\n";
-      std::istringstream lines(text_of(job["step_summary"]));
+      std::istringstream lines(format_value(job["step_summary"]));
       for (std::string line; std::getline(lines, line);) out += "      " + line + "\n";
     }
   }
@@ -104,26 +99,27 @@ std::string render_text(const Json& report) {
     if (!tests["failures"].empty()) {
       out += "\nFAILURES\n";
       for (const auto& f : tests["failures"])
-        out += fmt::format("  {} › {} ({}): {}\n", text_of(f["job"]), text_of(f["test"]),
-                           text_of(f["status"]), first_line(text_of(f["message"])));
+        out += fmt::format("  {} › {} ({}): {}\n", format_value(f["job"]), format_value(f["test"]),
+                           format_value(f["status"]), first_line(format_value(f["message"])));
     }
     if (!tests["flaky_tests"].empty()) {
       out += "\nFLAKY (failed in another run of this commit)\n";
       for (const auto& f : tests["flaky_tests"])
-        out += fmt::format("  {} › {}\n", text_of(f["job"]), text_of(f["test"]));
+        out += fmt::format("  {} › {}\n", format_value(f["job"]), format_value(f["test"]));
     }
     out += "\nSLOWEST TESTS\n";
     for (const auto& s : tests["slowest"])
-      out += fmt::format("  {:>9.3f}s  {} › {}\n", s["seconds"].get<double>(), text_of(s["job"]),
-                         text_of(s["test"]));
+      out += fmt::format("  {:>9.3f}s  {} › {}\n", s["seconds"].get<double>(),
+                         format_value(s["job"]), format_value(s["test"]));
   }
 
   if (!report["benchmarks"].empty()) {
     out += "\nBENCHMARKS\n";
     std::vector<std::vector<std::string>> bench = {{"JOB", "BENCHMARK", "METRIC", "VALUE", "UNIT"}};
     for (const auto& b : report["benchmarks"])
-      bench.push_back({text_of(b["job"]), text_of(b["benchmark"]), text_of(b["metric"]),
-                       fmt::format("{:.6g}", b["value"].get<double>()), text_of(b["unit"])});
+      bench.push_back({format_value(b["job"]), format_value(b["benchmark"]),
+                       format_value(b["metric"]), format_number(b["value"].get<double>()),
+                       format_value(b["unit"])});
     out += table(bench, "  ");
   }
   return out;
@@ -137,23 +133,24 @@ std::string render_junit(const Json& report) {
   const auto& run = report["run"];
   auto suites = document.append_child("testsuites");
   suites.append_attribute("name") =
-      fmt::format("kiln run #{}: {}", run["number"].get<int64_t>(), text_of(run["name"])).c_str();
+      fmt::format("kiln run #{}: {}", run["number"].get<int64_t>(), format_value(run["name"]))
+          .c_str();
   int all_tests = 0, all_failures = 0, all_skipped = 0;
   double all_time = 0;
   for (const auto& job : report["jobs"]) {
     auto suite = suites.append_child("testsuite");
-    suite.append_attribute("name") = text_of(job["name"]).c_str();
+    suite.append_attribute("name") = format_value(job["name"]).c_str();
     int tests = 0, failures = 0, skipped = 0;
     double time = 0;
     for (const auto& step : job["steps"]) {
       auto testcase = suite.append_child("testcase");
-      testcase.append_attribute("classname") = text_of(job["key"]).c_str();
-      testcase.append_attribute("name") = text_of(step["name"]).c_str();
+      testcase.append_attribute("classname") = format_value(job["key"]).c_str();
+      testcase.append_attribute("name") = format_value(step["name"]).c_str();
       double seconds = std::max<std::int64_t>(0, step["duration_ms"].get<std::int64_t>()) / 1000.0;
-      testcase.append_attribute("time") = fmt::format("{:.3f}", seconds).c_str();
+      testcase.append_attribute("time") = format_number(seconds).c_str();
       ++tests;
       time += seconds;
-      std::string conclusion = text_of(step["conclusion"]);
+      std::string conclusion = format_value(step["conclusion"]);
       if (conclusion == "failure") {
         ++failures;
         auto failure = testcase.append_child("failure");
@@ -162,21 +159,21 @@ std::string render_junit(const Json& report) {
                 ? fmt::format("step failed with exit code {}", step["exit_code"].get<int>())
                 : std::string("step failed");
         failure.append_attribute("message") = message.c_str();
-        if (!text_of(job["message"]).empty())
-          failure.append_child(pugi::node_pcdata).set_value(text_of(job["message"]).c_str());
+        if (!format_value(job["message"]).empty())
+          failure.append_child(pugi::node_pcdata).set_value(format_value(job["message"]).c_str());
       } else if (conclusion == "skipped" || conclusion == "cancelled") {
         ++skipped;
         testcase.append_child("skipped").append_attribute("message") = conclusion.c_str();
       }
     }
     // A job that failed before any step (set-up, services) is one failed test case.
-    if (job["steps"].empty() && text_of(job["conclusion"]) == "failure") {
+    if (job["steps"].empty() && format_value(job["conclusion"]) == "failure") {
       auto testcase = suite.append_child("testcase");
-      testcase.append_attribute("classname") = text_of(job["key"]).c_str();
+      testcase.append_attribute("classname") = format_value(job["key"]).c_str();
       testcase.append_attribute("name") = "set up job";
       testcase.append_attribute("time") = "0";
       testcase.append_child("failure").append_attribute("message") =
-          text_of(job["message"]).c_str();
+          format_value(job["message"]).c_str();
       ++tests;
       ++failures;
     }
@@ -184,7 +181,7 @@ std::string render_junit(const Json& report) {
     suite.append_attribute("failures") = failures;
     suite.append_attribute("errors") = 0;
     suite.append_attribute("skipped") = skipped;
-    suite.append_attribute("time") = fmt::format("{:.3f}", time).c_str();
+    suite.append_attribute("time") = format_number(time).c_str();
     all_tests += tests;
     all_failures += failures;
     all_skipped += skipped;
@@ -194,7 +191,7 @@ std::string render_junit(const Json& report) {
   suites.append_attribute("failures") = all_failures;
   suites.append_attribute("errors") = 0;
   suites.append_attribute("skipped") = all_skipped;
-  suites.append_attribute("time") = fmt::format("{:.3f}", all_time).c_str();
+  suites.append_attribute("time") = format_number(all_time).c_str();
   std::ostringstream out;
   document.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
   return out.str();

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,14 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
 std::string render_text(const Json& report);
 std::string render_html(const Json& report);
 std::string render_junit(const Json& report);
+
+// A measured number for a reader: at most 3 decimals, trailing zeros dropped ("1.919", "2",
+// "0.5"), 3 significant digits below 0.001 ("0.000123"), the unit after a space ("1.919 ms";
+// none before "%" or a "/s"-style unit). Text, HTML, JUnit and the dashboard API use it.
+std::string format_number(double value, std::string_view unit = {});
+// A report field as text: strings as they are, null as "", floats by format_number, the rest
+// as JSON.
+std::string format_value(const Json& value);
 
 // "1.2s", "3m04s", "250ms" for a duration in milliseconds; "-" for a negative one.
 std::string format_ms(std::int64_t ms);

@@ -298,5 +298,41 @@ TEST(FormatMsTest, Durations) {
   EXPECT_EQ(format_ms(3'720'000), "1h02m");
 }
 
+
+TEST(FormatNumberTest, AtMostThreeDecimalsUnitKept) {
+  EXPECT_EQ(format_number(1.9189999999999998, "ms"), "1.919 ms");
+  EXPECT_EQ(format_number(2.0), "2");
+  EXPECT_EQ(format_number(0.5, "s"), "0.5 s");
+  EXPECT_EQ(format_number(-0.0001), "-0.0001");
+  EXPECT_EQ(format_number(0.000123456), "0.000123");
+  EXPECT_EQ(format_number(-0.0000001), "-1e-07");
+  EXPECT_EQ(format_number(1234567.8912), "1234567.891");
+  EXPECT_EQ(format_number(-0.0004999), "-0.0005");
+  EXPECT_EQ(format_number(87.25, "%"), "87.25%");
+  EXPECT_EQ(format_number(3.5, "/s"), "3.5/s");
+  EXPECT_EQ(format_value(Json(2.0849999999999998)), "2.085");
+  EXPECT_EQ(format_value(Json(7)), "7");
+  EXPECT_EQ(format_value(Json(nullptr)), "");
+}
+
+// Every renderer prints a measured double through format_number, never its 17 digits.
+TEST_F(ReportTest, RenderersPrintNumbersForPeople) {
+  auto report = build_run_report(*store_, run_);
+  ASSERT_TRUE(report);
+  auto& r = *report;
+  EXPECT_EQ(r["benchmarks"][0]["value_text"], "1000 ns");
+  r["benchmarks"][0]["value"] = 1.9189999999999998;
+  r["jobs"][0]["gpu_summary"]["energy_wh"] = 2.0849999999999998;
+  r["jobs"][0]["steps"][0]["duration_ms"] = 1919;
+  for (const auto& out : {render_text(r), render_html(r), render_junit(r)}) {
+    EXPECT_EQ(out.find("1.9189999"), std::string::npos) << out;
+    EXPECT_EQ(out.find("2.0849999"), std::string::npos) << out;
+  }
+  EXPECT_NE(render_text(r).find("1.919"), std::string::npos);
+  EXPECT_NE(render_text(r).find("energy_wh=2.085"), std::string::npos);
+  EXPECT_NE(render_html(r).find(">1.919<"), std::string::npos);
+  EXPECT_NE(render_junit(r).find("time=\"1.919\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::report

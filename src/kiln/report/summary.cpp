@@ -193,18 +193,23 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
     series.branch = r.branch;
     series.testbed = r.testbed;
     series.limit = options.benchmark_history;
-    Json history = Json::array();
+    Json history = Json::array(), history_text = Json::array();
     if (auto points = store.list_benchmark_results(series))
-      for (const auto& p : *points) history.push_back(p.value);
+      for (const auto& p : *points) {
+        history.push_back(p.value);
+        history_text.push_back(format_number(p.value, r.unit));
+      }
     benchmarks.push_back({{"job", r.job_id ? job_names[*r.job_id] : std::string()},
                           {"benchmark", r.benchmark},
                           {"metric", r.metric},
                           {"value", r.value},
                           {"unit", r.unit},
+                          {"value_text", format_number(r.value, r.unit)},
                           {"direction", r.direction},
                           {"branch", r.branch},
                           {"testbed", r.testbed},
-                          {"history", std::move(history)}});
+                          {"history", std::move(history)},
+                          {"history_text", std::move(history_text)}});
   }
   report["benchmarks"] = std::move(benchmarks);
   return report;

@@ -14,6 +14,7 @@
 #include "kiln/server/api_json.h"
 #include "kiln/server/bounded_http.h"
 #include "kiln/server/dashboard.h"
+#include "kiln/server/listen.h"
 #include "kiln/server/poller.h"
 #include "kiln/server/query.h"
 #include "kiln/server/routes.h"
@@ -86,6 +87,7 @@ class Service {
     poller_.start();
     routes();
     http_.new_task_queue = [] { return new httplib::ThreadPool(k_http_threads); };
+    http_.set_socket_options(exclusive_socket_options);
     int port = serve_.listen_port;
     if (port == 0) {
       port = http_.bind_to_any_port(serve_.listen_host);
@@ -93,9 +95,7 @@ class Service {
     } else if (!http_.bind_to_port(serve_.listen_host, port)) {
       port = 0;
     }
-    if (port == 0)
-      return fail(ErrorCode::io_error, "cannot listen on {}:{}", serve_.listen_host,
-                  serve_.listen_port);
+    if (port == 0) return std::unexpected(bind_failure(serve_.listen_host, serve_.listen_port));
     std::thread listener([this] { http_.listen_after_bind(); });
     spdlog::info("kiln serve: listening on {}://{}:{}", serve_.tls ? "https" : "http",
                  serve_.listen_host, port);
