@@ -83,8 +83,8 @@ if [[ -n "$granted" ]] && grep -q "UUID: $granted" "$out"; then
 else
   fail "the granted GPU '$granted' is not what nvidia-smi lists in the container"
 fi
-grep -q "visible 1" "$out" && pass "the container sees exactly one GPU" || fail "the container does not see exactly one GPU"
-grep -q "NO-GPU-JOB-SEES-A-GPU" "$out" && fail "a container job without a GPU request sees a GPU" ||
+grep -qx "\[with-gpu\] visible 1" "$out" && pass "the container sees exactly one GPU" || fail "the container does not see exactly one GPU"
+grep -qx "\[without-gpu\] NO-GPU-JOB-SEES-A-GPU" "$out" && fail "a container job without a GPU request sees a GPU" ||
   pass "a container job without a GPU request sees none"
 [[ $fails -eq 0 ]] && echo "RESULT: PASS" || echo "RESULT: FAIL ($fails)"
 exit $((fails > 0))

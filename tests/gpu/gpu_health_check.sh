@@ -6,9 +6,11 @@
 #  2. A job leaves a PyTorch process holding GPU memory: while it runs, `kiln gpus --json` shows
 #     the GPU leased and the process on it (NVML's process list); at the end kiln kills it and
 #     says so, and no quarantine follows.
-#  3. A job starts a process that escapes its clean-up (no KILN_JOB_TOKEN, own session) and holds
-#     GPU memory: after the grace period kiln quarantines the GPU and names the process; kiln
-#     gpus shows the quarantine; after the process is killed, `kiln gpus --release` returns it.
+#  3. A job starts a daemon that leaves its session and clears its environment (env -i setsid
+#     nohup) holding GPU memory: the step's subreaper kills it at the job's end, no quarantine.
+#     A process started outside kiln holds memory on the granted GPU during a job: after the
+#     grace period kiln quarantines the GPU and names the process; kiln gpus shows the
+#     quarantine; after the process is killed, `kiln gpus --release` returns it.
 #   KILN=/path/to/kiln tests/gpu/gpu_health_check.sh
 set -uo pipefail
 KILN="${KILN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/kiln}"
@@ -122,7 +124,9 @@ grep -q "Cleaning up: killed leftover process pid $pid" "$work/leftover.txt" \
 grep -q "quarantined" "$work/leftover.txt" && fail "a GPU was quarantined although its memory came back" \
   || pass "its memory came back: no quarantine"
 
-# ---- 3. a process that escapes the job's clean-up: quarantine, then --release -----------------
+# ---- 3a. a daemon that leaves the job's session and clears its environment: killed ---------
+# (env -i ... setsid nohup): no KILN_JOB_TOKEN and its own session, but reparented to the
+# step's subreaper (exec/subreaper.h), which kills it at the job's end: no quarantine.
 repo "$work/escape" <<YML
 on: push
 jobs:
@@ -137,8 +141,38 @@ YML
 "$KILN" run -C "$work/escape" > "$work/escape.txt" 2>&1; rc=$?
 cat "$work/escape.txt"
 escapee=$(cat "$work/escapee.pid" 2>/dev/null || echo "")
+sleep 1
+[[ -n "$escapee" ]] && ! kill -0 "$escapee" 2>/dev/null \
+  && pass "the env -i setsid daemon $escapee was killed at the job's end (the step's subreaper)" \
+  || fail "the env -i setsid daemon $escapee outlived its job"
+grep -q "quarantined" "$work/escape.txt" && fail "a GPU was quarantined although the daemon was killed" \
+  || pass "its memory came back: no quarantine"
+escapee=""
+
+# ---- 3b. memory taken outside kiln during a job: quarantine, then --release -----------------
+# A process kiln did not start (here: this script, while the job runs) holds memory on the
+# granted GPU: after the grace period the GPU is quarantined, naming it.
+repo "$work/outside" <<YML
+on: push
+jobs:
+  outside:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - run: |
+          echo "\$CUDA_VISIBLE_DEVICES" > "$work/outside.gpu"
+          while [ ! -e "$work/hog.ready" ]; do sleep 0.2; done
+YML
+"$KILN" run -C "$work/outside" > "$work/escape.txt" 2>&1 &
+kiln_pid=$!
+for i in $(seq 1 100); do [[ -s "$work/outside.gpu" ]] && break; sleep 0.2; done
+CUDA_VISIBLE_DEVICES="$(cat "$work/outside.gpu")" setsid $python -c "import torch, time; x = torch.ones(512 * 1024 * 1024, device='cuda'); time.sleep(600)" > /dev/null 2>&1 &
+escapee=$!
+for i in $(seq 1 120); do nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | grep -q "^$escapee, [1-9][0-9][0-9]" && break; sleep 0.5; done
+touch "$work/hog.ready"
+wait "$kiln_pid"
+cat "$work/escape.txt"
 grep -q "quarantined: memory did not come back after .*held by pid $escapee" "$work/escape.txt" \
-  && pass "the GPU held by the escaped process $escapee was quarantined, naming it" \
+  && pass "the GPU held by the outside process $escapee was quarantined, naming it" \
   || fail "no quarantine naming pid $escapee"
 "$KILN" gpus > "$work/gpus.txt" 2>&1
 cat "$work/gpus.txt"

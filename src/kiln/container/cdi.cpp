@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,6 +17,13 @@ using json = nlohmann::json;
 constexpr std::array k_library_dirs = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64",
                                        "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
                                        "/usr/lib"};
+// Where a library or program found elsewhere is also mounted in the container.
+constexpr std::string_view k_container_lib_dir = "/usr/lib/x86_64-linux-gnu";
+constexpr std::string_view k_container_bin_dir = "/usr/bin";
+
+bool standard_library_dir(const fs::path& dir) {
+  return std::ranges::any_of(k_library_dirs, [&](const char* d) { return dir == d; });
+}
 // The driver's user-space libraries (what nvidia-ctk mounts for compute and utility).
 constexpr std::array k_libraries = {
     "libcuda",          "libnvidia-ml",      "libnvidia-ptxjitcompiler", "libnvidia-nvvm",
@@ -26,6 +35,29 @@ constexpr std::array k_programs = {"nvidia-smi", "nvidia-debugdump", "nvidia-per
 class RootedFiles final : public HostDriverFiles {
  public:
   explicit RootedFiles(fs::path root) : root_(std::move(root)) {}
+  std::vector<fs::path> library_dirs() const override {
+    auto dirs = HostDriverFiles::library_dirs();
+    auto add = [&](const fs::path& dir) {
+      if (dir.is_absolute() && std::ranges::find(dirs, dir) == dirs.end()) dirs.push_back(dir);
+    };
+    // The dynamic linker's configuration: one directory a line, '#' comments, "include" lines
+    // (ld.so.conf itself includes ld.so.conf.d/*.conf, read here directly).
+    std::vector<std::string> confs;
+    for (const auto& name : list("/etc/ld.so.conf.d"))
+      if (name.ends_with(".conf")) confs.push_back("/etc/ld.so.conf.d/" + name);
+    confs.push_back("/etc/ld.so.conf");
+    for (const auto& conf : confs) {
+      std::ifstream in(inside(conf));
+      for (std::string line; std::getline(in, line);) {
+        line = line.substr(0, line.find('#'));
+        auto first = line.find_first_not_of(" \t");
+        if (first == std::string::npos) continue;
+        line = line.substr(first, line.find_last_not_of(" \t") - first + 1);
+        if (!line.starts_with("include")) add(line);
+      }
+    }
+    return dirs;
+  }
   bool exists(const fs::path& path) const override {
     std::error_code ec;
     return fs::exists(inside(path), ec);
@@ -73,6 +105,18 @@ json mount(const fs::path& host, const fs::path& container) {
 
 }  // namespace
 
+std::vector<fs::path> HostDriverFiles::library_dirs() const {
+  return {k_library_dirs.begin(), k_library_dirs.end()};
+}
+
+std::vector<fs::path> HostDriverFiles::program_dirs() const {
+  std::vector<fs::path> dirs = {"/usr/bin"};
+  for (const auto& dir : library_dirs())
+    if (!standard_library_dir(dir) && std::ranges::find(dirs, dir.parent_path() / "bin") == dirs.end())
+      dirs.push_back(dir.parent_path() / "bin");
+  return dirs;
+}
+
 std::unique_ptr<HostDriverFiles> host_driver_files(std::filesystem::path root) {
   return std::make_unique<RootedFiles>(std::move(root));
 }
@@ -89,7 +133,7 @@ Result<CdiSpec> nvidia_cdi_spec(const std::vector<gpu::GpuInfo>& gpus,
   std::string version = nvidia.front()->driver_version;
   if (version.empty() || version == "simulated") {
     std::vector<std::string> found;
-    for (const char* dir : k_library_dirs)
+    for (const auto& dir : files.library_dirs())
       for (const auto& name : files.list(dir))
         if (auto v = version_of(name, "libcuda"); !v.empty()) found.push_back(v);
     std::ranges::sort(found);
@@ -130,19 +174,25 @@ Result<CdiSpec> nvidia_cdi_spec(const std::vector<gpu::GpuInfo>& gpus,
   }
 
   json mounts = json::array();
+  const auto library_dirs = files.library_dirs();
   for (const char* library : k_libraries) {
     bool found = false;
-    for (const char* dir : k_library_dirs) {
+    for (const auto& dir : library_dirs) {
       std::string file = fmt::format("{}.so.{}", library, version);
-      fs::path path = fs::path(dir) / file;
+      fs::path path = dir / file;
       if (!files.exists(path)) continue;
       found = true;
-      mounts.push_back(mount(path, path));
+      // At the host's path, and where the image's loader looks when that path is not one.
+      auto add = [&](const fs::path& name) {
+        mounts.push_back(mount(path, dir / name));
+        if (!standard_library_dir(dir))
+          mounts.push_back(mount(path, fs::path(k_container_lib_dir) / name));
+      };
+      add(file);
       // The sonames the host links to it (libcuda.so.1), so the image finds it by name.
       for (const auto& name : files.list(dir)) {
         if (name == file || !name.starts_with(std::string(library) + ".so")) continue;
-        if (files.resolve(fs::path(dir) / name) == path)
-          mounts.push_back(mount(path, fs::path(dir) / name));
+        if (files.resolve(dir / name) == path) add(name);
       }
       break;
     }
@@ -153,9 +203,20 @@ Result<CdiSpec> nvidia_cdi_spec(const std::vector<gpu::GpuInfo>& gpus,
                   library, version);
     if (!found) spec.notes.push_back(fmt::format("{}.so.{} not found: left out", library, version));
   }
+  const auto program_dirs = files.program_dirs();
+  // Every copy at its host path (a host's /usr/bin/nvidia-smi may be a script that runs
+  // /usr/local/nvidia/bin/nvidia-smi, seen on the H200 machine), and one in /usr/bin.
   for (const char* program : k_programs) {
-    fs::path path = fs::path("/usr/bin") / program;
-    if (files.exists(path)) mounts.push_back(mount(path, path));
+    std::optional<fs::path> first;
+    bool in_bin = false;
+    for (const auto& dir : program_dirs) {
+      fs::path path = dir / program;
+      if (!files.exists(path)) continue;
+      mounts.push_back(mount(path, path));
+      if (!first) first = path;
+      in_bin = in_bin || dir == k_container_bin_dir;
+    }
+    if (first && !in_bin) mounts.push_back(mount(*first, fs::path(k_container_bin_dir) / program));
   }
 
   spec.document = {

@@ -10,7 +10,10 @@
 //     /dev/nvidia-modeset where present; the driver's user-space libraries of the GPUs' driver
 //     version (libcuda.so.VERSION, libnvidia-ml.so.VERSION, ...), each mounted read-only at its
 //     host path and at the names of its symlinks there (libcuda.so.1: no ldcache hook is needed);
-//     the driver's programs (nvidia-smi, ...); NVIDIA_VISIBLE_DEVICES=void.
+//     the driver's programs (nvidia-smi, ...); NVIDIA_VISIBLE_DEVICES=void. A library or program
+//     found outside the standard directories is mounted at its host path and also at
+//     /usr/lib/x86_64-linux-gnu (libraries) or /usr/bin (programs), where an image's loader and
+//     PATH look without an ldcache hook.
 // The spec is JSON, which CDI reads like YAML (/etc/cdi/*.json).
 
 #include <filesystem>
@@ -34,6 +37,11 @@ class HostDriverFiles {
   virtual std::vector<std::string> list(const std::filesystem::path& dir) const = 0;
   // The file a path finally names, symlinks followed (the path itself when it is none).
   virtual std::filesystem::path resolve(const std::filesystem::path& path) const = 0;
+  // Where the driver's libraries and programs may be: the distributions' library directories,
+  // then the host's own (the dynamic linker's /etc/ld.so.conf.d, e.g. /usr/local/nvidia/lib64
+  // on cloud GPU images), and /usr/bin then the `bin` beside each extra library directory.
+  virtual std::vector<std::filesystem::path> library_dirs() const;
+  virtual std::vector<std::filesystem::path> program_dirs() const;
 };
 
 // The host's file system, under `root` (paths in the spec stay as the host sees them).

@@ -18,6 +18,12 @@ using ::testing::HasSubstr;
 // A host as a set of files and symlinks.
 class FakeFiles final : public HostDriverFiles {
  public:
+  std::vector<fs::path> extra_library_dirs;  // as the host's ld.so.conf.d would add them
+  std::vector<fs::path> library_dirs() const override {
+    auto dirs = HostDriverFiles::library_dirs();
+    dirs.insert(dirs.end(), extra_library_dirs.begin(), extra_library_dirs.end());
+    return dirs;
+  }
   std::set<std::string> files;
   std::map<std::string, std::string> links;  // path -> target (absolute)
   bool exists(const fs::path& path) const override {
@@ -131,6 +137,28 @@ TEST(HostDriverFiles, ReadsATreeUnderItsRoot) {
   EXPECT_EQ(files->resolve("/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
             "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15");
   fs::remove_all(root);
+}
+
+// Cloud GPU images keep the driver under /usr/local/nvidia (seen on the H200 machine): found
+// through the dynamic linker's configuration, and mounted where an image looks too.
+TEST(NvidiaCdiSpec, ADriverOutsideTheStandardDirectoriesIsFoundAndMountedWhereImagesLook) {
+  FakeFiles host;
+  const std::string lib = "/usr/local/nvidia/lib64/";
+  host.extra_library_dirs = {"/usr/local/nvidia/lib64"};
+  host.files = {"/dev/nvidiactl", "/dev/nvidia0", lib + "libcuda.so.580.159.04",
+                lib + "libnvidia-ml.so.580.159.04", "/usr/local/nvidia/bin/nvidia-smi",
+                "/usr/bin/nvidia-smi"};  // there a script that runs the other
+  host.links = {{lib + "libnvidia-ml.so.1", lib + "libnvidia-ml.so.580.159.04"}};
+  auto gpu = h200(0, 0);
+  gpu.driver_version = "580.159.04";
+  auto spec = nvidia_cdi_spec({gpu}, host);
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  auto paths = container_paths(spec->document["containerEdits"]["mounts"]);
+  std::vector<std::string> wanted = {lib + "libnvidia-ml.so.1",
+                                     "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+                                     "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04",
+                                     "/usr/local/nvidia/bin/nvidia-smi", "/usr/bin/nvidia-smi"};
+  EXPECT_THAT(paths, ::testing::IsSupersetOf(wanted));
 }
 
 }  // namespace

@@ -78,13 +78,19 @@ void reply_error(Response& res, int status, const std::string& message) {
   res.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
 }
 
+// After a refusal: lets a client still sending read its answer (closing with unread data
+// would reset the connection first), for at most a second and 4 MiB, so a fast client is not
+// drained of its whole body.
 void linger(socket_t sock, const HttpLimits& limits) {
   ::shutdown(sock, SHUT_WR);
   char discard[64 * 1024];
   const auto until = Clock::now() + std::min(limits.read_timeout, std::chrono::milliseconds(1000));
-  while (Clock::now() < until) {
+  std::size_t left = 4 * 1024 * 1024;
+  while (Clock::now() < until && left > 0) {
     if (poll_one(sock, POLLIN, std::chrono::milliseconds(100)) <= 0) break;
-    if (::recv(sock, discard, sizeof discard, 0) <= 0) break;
+    ssize_t n = ::recv(sock, discard, std::min(sizeof discard, left), 0);
+    if (n <= 0) break;
+    left -= static_cast<std::size_t>(n);
   }
 }
 
