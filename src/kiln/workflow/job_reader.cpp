@@ -56,8 +56,14 @@ RunsOn read_runs_on(Reader& reader, const Entry& entry) {
   }
   auto entries = reader.mapping(entry, k_runs_on_keys, "'runs-on'");
   for (const Entry& e : *entries) {
-    if (e.key == "group")
+    if (e.key == "group") {
       runs_on.group = reader.text(e);
+      // Said, not silently dropped: placement is by labels alone here.
+      reader.warning(e.value_where,
+                     fmt::format("runs-on group '{}' is not used: this host has no runner groups; "
+                                 "the job runs where its labels are served",
+                                 runs_on.group ? runs_on.group->value : std::string()));
+    }
     else if (auto labels = reader.text_list(e, true))
       runs_on.labels = std::move(*labels);
   }

@@ -47,6 +47,8 @@ jobs:
 )yaml"),
               ElementsAre("wf.yml:4:14: error: 'runs-on' must name at least one label",
                           "wf.yml:7:14: error: 'runs-on' needs 'group' or 'labels'",
+                          "wf.yml:10:22: warning: runs-on group 'gpu' is not used: this host has "
+                          "no runner groups; the job runs where its labels are served",
                           "wf.yml:10:27: error: unknown key 'label' in 'runs-on' (did you mean "
                           "'labels'?)"));
 }
