@@ -10,45 +10,15 @@
 #include <optional>
 #include <thread>
 
+#include "kiln/core/proc_stat.h"
+
 namespace kiln::exec {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-struct ProcessStat {
-  char state = '?';
-  pid_t ppid = 0;
-  pid_t pgrp = 0;
-  unsigned long long start = 0;  // field 22, in clock ticks since boot
-};
-
-std::optional<ProcessStat> read_stat(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  char buffer[1024];
-  ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
-  ::close(fd);
-  if (n <= 0) return std::nullopt;
-  buffer[n] = '\0';
-  const char* close = std::strrchr(buffer, ')');
-  if (!close) return std::nullopt;
-  ProcessStat stat;
-  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime
-  // cstime priority nice threads itrealvalue starttime
-  if (std::sscanf(close + 1,
-                  " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                  &stat.state, &stat.ppid, &stat.pgrp, &stat.start) != 4)
-    return std::nullopt;
-  return stat;
-}
-
-bool same_process(pid_t pid, unsigned long long start) {
-  auto stat = read_stat(pid);
-  return stat && stat->start == start && stat->state != 'Z';
-}
+using core::same_process;
 
 fs::path holders_file(const fs::path& lifeline) { return lifeline.string() + ".holders"; }
 fs::path killed_file(const fs::path& lifeline) { return lifeline.string() + ".killed"; }

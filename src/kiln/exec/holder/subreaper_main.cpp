@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "kiln/core/proc_stat.h"
+
 extern char** environ;
 
 namespace {
@@ -35,39 +37,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 constexpr std::string_view k_job_token_variable = "KILN_JOB_TOKEN";
 
-struct ProcessStat {
-  char state = '?';
-  pid_t ppid = 0;
-  pid_t pgrp = 0;
-  unsigned long long start = 0;  // field 22, in clock ticks since boot
-};
-
-std::optional<ProcessStat> read_stat(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  char buffer[1024];
-  ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
-  ::close(fd);
-  if (n <= 0) return std::nullopt;
-  buffer[n] = '\0';
-  const char* close = std::strrchr(buffer, ')');
-  if (!close) return std::nullopt;
-  ProcessStat stat;
-  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime
-  // cstime priority nice threads itrealvalue starttime
-  if (std::sscanf(close + 1,
-                  " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                  &stat.state, &stat.ppid, &stat.pgrp, &stat.start) != 4)
-    return std::nullopt;
-  return stat;
-}
-
-bool same_process(pid_t pid, unsigned long long start) {
-  auto stat = read_stat(pid);
-  return stat && stat->start == start && stat->state != 'Z';
-}
+using kiln::core::read_proc_stat;
+using kiln::core::same_process;
 
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> found;
@@ -76,7 +47,7 @@ std::vector<pid_t> children_of(pid_t parent) {
     const std::string name = it->path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
     const auto pid = static_cast<pid_t>(std::stol(name));
-    if (auto stat = read_stat(pid); stat && stat->ppid == parent && stat->state != 'Z')
+    if (auto stat = read_proc_stat(pid); stat && stat->ppid == parent && stat->state != 'Z')
       found.push_back(pid);
   }
   return found;
@@ -130,7 +101,7 @@ void kill_subtree(const fs::path& lifeline) {
     for (pid_t child : children) ::kill(child, SIGSTOP);  // none forks while the rest dies
     for (pid_t child : children) {
       const std::string description = describe(child);
-      auto stat = read_stat(child);
+      auto stat = read_proc_stat(child);
       if (stat && stat->pgrp > 1 && stat->pgrp != own_group) ::kill(-stat->pgrp, SIGKILL);
       if (::kill(child, SIGKILL) == 0 && reported.insert(child).second)
         append_line(killed_file(lifeline), description);
@@ -159,7 +130,7 @@ int hold(const fs::path& lifeline, pid_t kiln, unsigned long long kiln_start, pi
   ::signal(SIGPIPE, SIG_IGN);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::signal(sig, SIG_IGN);
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  if (auto stat = read_stat(::getpid()))
+  if (auto stat = read_proc_stat(::getpid()))
     append_line(holders_file(lifeline),
                 std::to_string(::getpid()) + " " + std::to_string(stat->start));
   // Until the shell ends: its status goes to the step's leader; orphans are reaped meanwhile.
@@ -192,7 +163,7 @@ int run_leader(int argc, char** argv) {
   }
   const fs::path lifeline = argv[1];
   const pid_t kiln = static_cast<pid_t>(std::atoi(argv[2]));
-  const auto kiln_stat = read_stat(kiln);
+  const auto kiln_stat = read_proc_stat(kiln);
   const pid_t group = ::getpgrp();
   int status_pipe[2];
   if (::pipe(status_pipe) != 0) {
