@@ -96,6 +96,30 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
   return out;
 }
 
+// Dotenv `files`, then `pairs` (K=V, which win) into `into`; with `from_environment`, a pair
+// without '=' names an environment variable whose value it takes (kept out of argv).
+Status add_values(const std::vector<std::string>& files, const std::vector<std::string>& pairs,
+                  const std::string& flag, bool from_environment,
+                  std::map<std::string, std::string>& into) {
+  for (const auto& file : files) {
+    KILN_TRY(auto values, read_dotenv(file));
+    for (auto& [k, v] : values) into[k] = v;
+  }
+  for (const auto& pair : pairs) {
+    if (from_environment && pair.find('=') == std::string::npos) {
+      const char* value = std::getenv(pair.c_str());
+      if (!value)
+        return make_error(ErrorCode::invalid_input,
+                          fmt::format("{} {}: no such environment variable", flag, pair));
+      into[pair] = value;
+      continue;
+    }
+    KILN_TRY(auto kv, split_assignment(pair, flag));
+    into[kv.first] = kv.second;
+  }
+  return {};
+}
+
 Result<engine::RunOptions> make_options(const RunArgs& args) {
   engine::RunOptions options;
   std::error_code ec;
@@ -116,52 +140,18 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
     options.event_name = args.positional_event;
   }
   if (!args.event_file.empty()) options.event_file = args.event_file;
-  // --input-file (dotenv, as act's), then --input K=V.
-  for (const auto& file : args.input_files) {
-    KILN_TRY(auto values, read_dotenv(file));
-    for (auto& [k, v] : values) options.inputs[k] = v;
-  }
-  for (const auto& input : args.inputs) {
-    KILN_TRY(auto kv, split_assignment(input, "--input"));
-    options.inputs[kv.first] = kv.second;
-  }
+  // Dotenv files first, then K=V flags, which win: --input-file/--input, --secret-file/--secret
+  // (`--secret NAME` takes NAME's value from the environment), --var-file/--var (`vars`).
+  KILN_TRY_VOID(add_values(args.input_files, args.inputs, "--input", false, options.inputs));
   options.job_filter = args.jobs;
   for (const auto& filter : args.matrix) {
     KILN_TRY(auto kv, split_assignment(filter, "--matrix"));
     options.matrix_filter.push_back(kv);
   }
-  // Secrets: --secret-file, then --secret K=V; `--secret NAME` takes NAME from the environment.
-  for (const auto& file : args.secret_files) {
-    KILN_TRY(auto values, read_dotenv(file));
-    for (auto& [k, v] : values) options.secrets[k] = v;
-  }
-  for (const auto& secret : args.secrets) {
-    if (secret.find('=') == std::string::npos) {
-      const char* value = std::getenv(secret.c_str());
-      if (!value)
-        return make_error(ErrorCode::invalid_input,
-                          fmt::format("--secret {}: no such environment variable", secret));
-      options.secrets[secret] = value;
-      continue;
-    }
-    KILN_TRY(auto kv, split_assignment(secret, "--secret"));
-    options.secrets[kv.first] = kv.second;
-  }
-  // Variables: --var-file, then --var K=V (the `vars` context, as GitHub's configuration
-  // variables).
-  for (const auto& file : args.var_files) {
-    KILN_TRY(auto values, read_dotenv(file));
-    for (auto& [k, v] : values) options.vars[k] = v;
-  }
-  for (const auto& var : args.vars) {
-    KILN_TRY(auto kv, split_assignment(var, "--var"));
-    options.vars[kv.first] = kv.second;
-  }
+  KILN_TRY_VOID(add_values(args.secret_files, args.secrets, "--secret", true, options.secrets));
+  KILN_TRY_VOID(add_values(args.var_files, args.vars, "--var", false, options.vars));
   options.actor = args.actor;
-  for (const auto& file : args.env_files) {
-    KILN_TRY(auto values, read_dotenv(file));
-    for (auto& [k, v] : values) options.extra_env[k] = v;
-  }
+  KILN_TRY_VOID(add_values(args.env_files, {}, "--env-file", false, options.extra_env));
   if (args.max_parallel < 0)
     return make_error(ErrorCode::invalid_input, "--max-parallel must be at least 1");
   options.max_parallel = args.max_parallel;
