@@ -154,13 +154,14 @@ void occupancies(benchmark::internal::Benchmark* b, std::initializer_list<int> i
 }
 
 BENCHMARK(BM_QueuePass)->Apply([](auto* b) {
-                         occupancies(b, {8, 16, 32, 128});
-                       }) -> Unit(benchmark::kMillisecond);
-BENCHMARK(BM_QueuePassBuildingTopology)
-    ->Apply([](auto* b) { occupancies(b, {128}); }) -> Unit(benchmark::kMillisecond);
+  occupancies(b, {8, 16, 32, 128});
+}) -> Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueuePassBuildingTopology)->Apply([](auto* b) {
+  occupancies(b, {128});
+}) -> Unit(benchmark::kMillisecond);
 BENCHMARK(BM_NaiveQueuePass)->Apply([](auto* b) {
-                              occupancies(b, {8, 16, 32});
-                            }) -> Unit(benchmark::kMillisecond) -> Iterations(1);
+  occupancies(b, {8, 16, 32});
+}) -> Unit(benchmark::kMillisecond) -> Iterations(1);
 BENCHMARK(BM_BuildTopology)->Arg(8)->Arg(128)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChooseGpus)->Args({50, 8})->Args({0, 4})->Args({90, 2})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NaiveChooseGpus)->Args({90, 2})->Unit(benchmark::kMillisecond)->Iterations(3);

@@ -40,9 +40,9 @@ void run(benchmark::State& state, kiln::gpu::GpuSampler& sampler, int gpus) {
     }
     benchmark::DoNotOptimize(samples);
   }
-  state.counters["per_gpu"] = benchmark::Counter(
-      static_cast<double>(gpus), benchmark::Counter::kIsIterationInvariantRate |
-                                     benchmark::Counter::kInvert);
+  state.counters["per_gpu"] =
+      benchmark::Counter(static_cast<double>(gpus), benchmark::Counter::kIsIterationInvariantRate |
+                                                        benchmark::Counter::kInvert);
 }
 
 // Arg: GPUs per sample (the fake library has 4; a real host as many as it has).
@@ -59,8 +59,7 @@ void BM_SimulatedSample(benchmark::State& state) {
     std::ofstream out(spec);
     out << R"({"gpus": [)";
     for (int i = 0; i < gpus; ++i)
-      out << (i ? "," : "")
-          << R"({"vendor": "nvidia", "model": "NVIDIA H200", "memory_mib": 143771,
+      out << (i ? "," : "") << R"({"vendor": "nvidia", "model": "NVIDIA H200", "memory_mib": 143771,
                  "arch": "sm_90", "telemetry": {"utilization_pct": 90, "power_w": 650,
                  "energy_mj": 1000, "temperature_c": 60, "sm_clock_mhz": 1980}})";
     out << "]}";

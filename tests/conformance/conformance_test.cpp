@@ -109,8 +109,7 @@ class ConformanceCase : public testing::Test {
   void TestBody() override {
     name_ = case_dir_.filename().string();
     auto spec = json::parse(read_text(case_dir_ / "case.json"), nullptr, false);
-    ASSERT_FALSE(spec.is_discarded()) << case_dir_ / "case.json"
-                                      << " is not valid JSON";
+    ASSERT_FALSE(spec.is_discarded()) << case_dir_ / "case.json" << " is not valid JSON";
     std::vector<std::string> problems;
     check_keys(spec, k_case_keys, "the case", problems);
     ASSERT_TRUE(problems.empty()) << problems.front();

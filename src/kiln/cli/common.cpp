@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <iterator>
+#include <sstream>
 
 #include <fmt/core.h>
 

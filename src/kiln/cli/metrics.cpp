@@ -1,8 +1,8 @@
 // kiln metrics [--simulate-gpus SPEC] [--store PATH]
 // Prometheus text exposition of this host (docs/reports.md): each GPU under dcgm-exporter's
 // names and labels (memory from the inventory, live readings from the provider's telemetry
-// sampler at scrape time), and kiln_* metrics of runs, jobs, GPU leases and quarantine. A scraper can
-// run it from a textfile collector or an exec exporter; `kiln serve` serves the same text on
+// sampler at scrape time), and kiln_* metrics of runs, jobs, GPU leases and quarantine. A scraper
+// can run it from a textfile collector or an exec exporter; `kiln serve` serves the same text on
 // GET /metrics (engine/host_metrics.h gathers it for both).
 // Exit codes: 0; 2 for a bad spec; 1 when a driver does not answer in time; 3 otherwise.
 #include <fmt/core.h>

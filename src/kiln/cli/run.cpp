@@ -29,8 +29,7 @@ struct RunArgs {
   bool list = false;
   std::vector<std::string> inputs, jobs, matrix, secrets, secret_files, env_files, labels;
   int max_parallel = 0;
-  bool dry_run = false, json = false, verbose = false, keep_workspaces = false,
-       keep_failed = false;
+  bool dry_run = false, json = false, verbose = false, keep_workspaces = false, keep_failed = false;
   std::string store;
   std::string simulate_gpus;
   std::string config;
@@ -166,9 +165,9 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
     if (value == "1" || value == "true" || value == "yes")
       options.keep_failed = true;
     else if (value != "0" && value != "false" && value != "no")
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("KILN_KEEP_ON_FAILURE={}: expected 1, true, yes, 0, false or no",
-                                    value));
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("KILN_KEEP_ON_FAILURE={}: expected 1, true, yes, 0, false or no", value));
   }
   KILN_TRY_VOID(apply_label_flags(args.labels, options));
   KILN_TRY(options.actions_mirror, actions_mirror(args.actions_mirror));

@@ -8,8 +8,8 @@
 #include "kiln/cli/common.h"
 #include "kiln/container/check.h"
 #include "kiln/engine/planner.h"
-#include "kiln/gpu/discover.h"
 #include "kiln/exec/actions.h"
+#include "kiln/gpu/discover.h"
 #include "kiln/workflow/loader.h"
 #include "kiln/workflow/references.h"
 

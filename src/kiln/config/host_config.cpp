@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
-#include <tuple>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace kiln::config {
 
@@ -79,8 +79,8 @@ Status read_health(const Reader& reader, const YAML::Node& node, gpu::HealthPoli
     if (key == "max_memory_used_before_job" || key == "memory_tolerance_after_job") {
       auto amount = gpu::parse_memory_amount(text);
       if (!amount) return attach(amount.error());
-      (key == "max_memory_used_before_job" ? health.max_used_before_job
-                                           : health.memory_tolerance) = *amount;
+      (key == "max_memory_used_before_job" ? health.max_used_before_job : health.memory_tolerance) =
+          *amount;
     } else {
       auto duration = parse_duration(text);
       if (!duration) return attach(duration.error());
@@ -94,8 +94,7 @@ Status read_health(const Reader& reader, const YAML::Node& node, gpu::HealthPoli
 
 Status read_telemetry(const Reader& reader, const YAML::Node& node,
                       gpu::TelemetryPolicy& telemetry) {
-  KILN_TRY_VOID(
-      reader.mapping(node, "gpus.telemetry", {"enabled", "interval", "memory_budget"}));
+  KILN_TRY_VOID(reader.mapping(node, "gpus.telemetry", {"enabled", "interval", "memory_budget"}));
   if (!node || node.IsNull()) return {};
   for (const auto& entry : node) {
     auto key = entry.first.as<std::string>();
@@ -326,10 +325,10 @@ Status read_serve_repository(const Reader& reader, const YAML::Node& key, const 
 }
 
 Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& serve) {
-  KILN_TRY_VOID(reader.mapping(node, "serve",
-                               {"listen", "public_url", "store", "work_dir", "api_tokens",
-                                "max_concurrent_runs", "shutdown_grace", "trusted_authors",
-                                "repositories", "tls", "on_restart"}));
+  KILN_TRY_VOID(reader.mapping(
+      node, "serve",
+      {"listen", "public_url", "store", "work_dir", "api_tokens", "max_concurrent_runs",
+       "shutdown_grace", "trusted_authors", "repositories", "tls", "on_restart"}));
   if (!node || node.IsNull()) return {};
   if (auto listen = node["listen"]; listen && !listen.IsNull()) {
     KILN_TRY(auto text, reader.scalar(listen, "serve.listen"));
@@ -370,8 +369,7 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
   if (auto grace = node["shutdown_grace"]; grace && !grace.IsNull()) {
     KILN_TRY(auto text, reader.scalar(grace, "serve.shutdown_grace"));
     auto duration = parse_duration(text);
-    if (!duration)
-      return reader.error(grace, "serve.shutdown_grace: {}", duration.error().message);
+    if (!duration) return reader.error(grace, "serve.shutdown_grace: {}", duration.error().message);
     serve.shutdown_grace = *duration;
   }
   if (auto restart = node["on_restart"]; restart && !restart.IsNull()) {
@@ -398,8 +396,7 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
   if (auto repos = node["repositories"]; repos && !repos.IsNull()) {
     if (!repos.IsMap()) return reader.error(repos, "serve.repositories: expected a mapping");
     for (const auto& entry : repos) {
-      KILN_TRY_VOID(
-          read_serve_repository(reader, entry.first, entry.second, serve));
+      KILN_TRY_VOID(read_serve_repository(reader, entry.first, entry.second, serve));
     }
   }
   return {};
@@ -419,8 +416,9 @@ Status read_hipcheck(const Reader& reader, const YAML::Node& node, HipcheckConfi
     for (const auto& item : macros) {
       KILN_TRY(auto name, reader.scalar(item, "hipcheck.hip_macros"));
       bool identifier = !name.empty() && !(name[0] >= '0' && name[0] <= '9') &&
-                        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                               "0123456789_") == std::string::npos;
+                        name.find_first_not_of(
+                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "0123456789_") == std::string::npos;
       if (!identifier)
         return reader.error(item, "hipcheck.hip_macros: '{}' is not a macro name", name);
       config.hip_macros.push_back(name);
@@ -436,8 +434,8 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
     return fail(ErrorCode::invalid_input, "'{}' is not a duration (e.g. 500ms, 10s, 2m)", text);
   };
   std::size_t digits = 0;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
-                                  text[digits] == '.'))
+  while (digits < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
     ++digits;
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + digits, value);
@@ -471,9 +469,9 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(root, "kiln.yml",
-                                 {"host_store", "labels", "gpus", "containers", "debug", "serve",
-                                  "hipcheck", "actions"}));
+    KILN_TRY_VOID(reader.mapping(
+        root, "kiln.yml",
+        {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck", "actions"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     if (auto actions = root["actions"]; actions && !actions.IsNull()) {
@@ -483,8 +481,9 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
         const auto& u = config.actions_url;
         if (!u.starts_with("https://") && !u.starts_with("http://") && !u.starts_with("file://") &&
             !u.starts_with("ssh://"))
-          return reader.error(url, "actions.url: '{}' is not an https://, http://, ssh:// or "
-                                   "file:// URL",
+          return reader.error(url,
+                              "actions.url: '{}' is not an https://, http://, ssh:// or "
+                              "file:// URL",
                               u);
       }
     }

@@ -56,15 +56,15 @@
 //           branches: [main]               # new commits on these trigger a push
 //           interval: 60s
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-#include <chrono>
 
-#include "kiln/core/result.h"
 #include "kiln/container/options.h"
+#include "kiln/core/result.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
@@ -131,7 +131,7 @@ struct HostConfig {
   HipcheckConfig hipcheck;
   // debug: a failed job's hold for `kiln exec` (docs/containers.md "Debugging a failed job").
   std::chrono::milliseconds debug_hold{30 * 60'000};  // debug.hold
-  bool debug_on_workflow_dispatch = false;           // debug.on_workflow_dispatch
+  bool debug_on_workflow_dispatch = false;            // debug.on_workflow_dispatch
   // actions.url: the forge owner/repo@ref actions and reusable workflows are fetched from.
   std::string actions_url = "https://github.com";
 };

@@ -112,7 +112,8 @@ std::vector<fs::path> HostDriverFiles::library_dirs() const {
 std::vector<fs::path> HostDriverFiles::program_dirs() const {
   std::vector<fs::path> dirs = {"/usr/bin"};
   for (const auto& dir : library_dirs())
-    if (!standard_library_dir(dir) && std::ranges::find(dirs, dir.parent_path() / "bin") == dirs.end())
+    if (!standard_library_dir(dir) &&
+        std::ranges::find(dirs, dir.parent_path() / "bin") == dirs.end())
       dirs.push_back(dir.parent_path() / "bin");
   return dirs;
 }

@@ -145,8 +145,11 @@ TEST(NvidiaCdiSpec, ADriverOutsideTheStandardDirectoriesIsFoundAndMountedWhereIm
   FakeFiles host;
   const std::string lib = "/usr/local/nvidia/lib64/";
   host.extra_library_dirs = {"/usr/local/nvidia/lib64"};
-  host.files = {"/dev/nvidiactl", "/dev/nvidia0", lib + "libcuda.so.580.159.04",
-                lib + "libnvidia-ml.so.580.159.04", "/usr/local/nvidia/bin/nvidia-smi",
+  host.files = {"/dev/nvidiactl",
+                "/dev/nvidia0",
+                lib + "libcuda.so.580.159.04",
+                lib + "libnvidia-ml.so.580.159.04",
+                "/usr/local/nvidia/bin/nvidia-smi",
                 "/usr/bin/nvidia-smi"};  // there a script that runs the other
   host.links = {{lib + "libnvidia-ml.so.1", lib + "libnvidia-ml.so.580.159.04"}};
   auto gpu = h200(0, 0);

@@ -233,7 +233,9 @@ TEST(Subprocess, WakeFdInterruptsPump) {
   ::close(wake);
   // The destructor kills what is still running.
   pid_t pid = child.pid();
-  { Subprocess gone = std::move(child); }
+  {
+    Subprocess gone = std::move(child);
+  }
   EXPECT_FALSE(alive(pid));
 }
 

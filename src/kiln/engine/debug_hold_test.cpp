@@ -39,7 +39,7 @@ TEST(DebugHold, WrittenPrivateAndReadBack) {
   auto path = debug_hold_path(dir, hold.run_id, hold.job);
   EXPECT_EQ(path, dir / "holds" / "12-test__linux__3.11_.json");
   ASSERT_TRUE(write_debug_hold(path, hold));
-  struct stat info {};
+  struct stat info{};
   ASSERT_EQ(::stat(path.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);  // the environment may hold secrets
   auto back = read_debug_hold(path);

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/core/result.h"
 #include "kiln/container/options.h"
+#include "kiln/core/result.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
@@ -32,7 +32,7 @@ namespace kiln::engine {
 class ConcurrencyRegistry;  // concurrency_registry.h
 
 struct RunOptions {
-  std::filesystem::path repository = ".";           // -C: the git repository
+  std::filesystem::path repository = ".";  // -C: the git repository
   // The repository's name in the runs this call stores (and so in their run numbers, which
   // count per repository and workflow). Empty: the repository's path (`kiln run`); `kiln serve`
   // names its checkouts by the configured owner/name from the start, so runs in flight are
@@ -44,11 +44,11 @@ struct RunOptions {
   std::map<std::string, std::string> inputs;        // --input K=V (workflow_dispatch)
   std::vector<std::string> job_filter;              // --job ID (and the jobs they need)
   std::vector<std::pair<std::string, std::string>> matrix_filter;  // --matrix K=V
-  std::map<std::string, std::string> secrets;       // --secret, --secret-file, environment
-  std::map<std::string, std::string> extra_env;     // --env-file
-  std::map<std::string, std::string> vars;          // --var, --var-file: the `vars` context
-  std::string actor;  // --actor: github.actor and GITHUB_ACTOR (empty: $USER)
-  int max_parallel = 0;                             // 0: the number of CPUs
+  std::map<std::string, std::string> secrets;    // --secret, --secret-file, environment
+  std::map<std::string, std::string> extra_env;  // --env-file
+  std::map<std::string, std::string> vars;       // --var, --var-file: the `vars` context
+  std::string actor;     // --actor: github.actor and GITHUB_ACTOR (empty: $USER)
+  int max_parallel = 0;  // 0: the number of CPUs
   std::optional<std::filesystem::path> store_path;  // default <repository>/.kiln/kiln.db
   // --simulate-gpus: the GPU inventory jobs are placed on, instead of this host's GPUs.
   std::optional<std::filesystem::path> simulate_gpus;

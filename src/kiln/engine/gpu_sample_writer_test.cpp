@@ -1,6 +1,7 @@
 // The engine's GPU telemetry bookkeeping: the summary folded in as samples come (GPUs
-// interleaved, as the engine sees them) equals the summary of the same samples shuffled; the sample writer batches by time, keeps its rows per GPU within the cap
-// while the peak memory survives thinning, and stores the job's processes and throttle bits.
+// interleaved, as the engine sees them) equals the summary of the same samples shuffled; the sample
+// writer batches by time, keeps its rows per GPU within the cap while the peak memory survives
+// thinning, and stores the job's processes and throttle bits.
 
 #include "kiln/engine/gpu_sample_writer.h"
 

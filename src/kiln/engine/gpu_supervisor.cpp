@@ -86,7 +86,8 @@ Status GpuSupervisor::refresh_locked(bool fresh) {
   auto now = provider_->inventory(options_.gpu_health.provider_deadline);
   if (!now) {
     auto error = now.error();
-    error.message = fmt::format("the GPU provider ({}) failed: {}", provider_->name(), error.message);
+    error.message =
+        fmt::format("the GPU provider ({}) failed: {}", provider_->name(), error.message);
     return std::unexpected(std::move(error));
   }
   for (auto& gpu : inventory_->gpus) {
@@ -175,7 +176,8 @@ Result<bool> GpuSupervisor::lease(const std::vector<int>& gpus, const store::Gpu
     lease.gpu_uuid = inventory_->gpus.at(static_cast<std::size_t>(index)).uuid;
     leases.push_back(std::move(lease));
     held.gpus.push_back(index);
-    held.baseline_mib.push_back(inventory_->gpus.at(static_cast<std::size_t>(index)).memory_used_mib);
+    held.baseline_mib.push_back(
+        inventory_->gpus.at(static_cast<std::size_t>(index)).memory_used_mib);
   }
   KILN_TRY(bool granted, host_->acquire_gpu_leases(leases));
   if (granted) held_[job.job_token] = std::move(held);
@@ -194,7 +196,8 @@ std::unique_ptr<gpu::GpuSampler> GpuSupervisor::make_sampler() {
   auto name = provider_->name();
   if (name == "simulated" && options_.simulate_gpus)
     return gpu::make_simulated_sampler(*options_.simulate_gpus);
-  if (name == "amdgpu-sysfs") return gpu::make_amd_sysfs_sampler(options_.gpu_sysfs_root.value_or("/"));
+  if (name == "amdgpu-sysfs")
+    return gpu::make_amd_sysfs_sampler(options_.gpu_sysfs_root.value_or("/"));
   if (name == "nvml") return gpu::make_nvml_sampler(gpu::k_nvml_library);
   return nullptr;
 }
@@ -224,8 +227,9 @@ std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
         auto description = exec::describe_process(process.pid);
         if (::kill(process.pid, SIGKILL) == 0) {
           killed.insert(process.pid);
-          lines.push_back({"kiln", fmt::format("Killed {}, still holding {} MiB on {} after the job",
-                                               description, process.used_mib, gpu_name(gpu))});
+          lines.push_back(
+              {"kiln", fmt::format("Killed {}, still holding {} MiB on {} after the job",
+                                   description, process.used_mib, gpu_name(gpu))});
         }
       }
       if (gpu.memory_used_mib <= gpu::memory_limit_after_job(gpu, held.baseline_mib[i], policy))
@@ -254,15 +258,14 @@ std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
         reason += fmt::format("; held by {} ({} MiB)", exec::describe_process(process.pid),
                               process.used_mib);
     }
-    if (auto quarantined = host_->quarantine_gpu({gpu.uuid, reason, 0, limit, false});
-        !quarantined)
+    if (auto quarantined = host_->quarantine_gpu({gpu.uuid, reason, 0, limit, false}); !quarantined)
       lines.push_back({"warning", fmt::format("cannot quarantine {}: {}", gpu_name(gpu),
                                               quarantined.error().to_string())});
     lines.push_back({"warning", fmt::format("{} quarantined: {}", gpu_name(gpu), reason)});
   }
   if (auto released = host_->release_gpu_leases(token); !released)
-    lines.push_back(
-        {"warning", fmt::format("cannot release the GPU leases: {}", released.error().to_string())});
+    lines.push_back({"warning", fmt::format("cannot release the GPU leases: {}",
+                                            released.error().to_string())});
   held_.erase(token);
   return lines;
 }
@@ -312,8 +315,8 @@ Result<bool> GpuSupervisor::release(const std::string& gpu) {
     if (info.uuid == gpu || std::to_string(info.index) == gpu)
       return host_->release_gpu_quarantine(info.uuid);
   }
-  return fail(ErrorCode::not_found, "no GPU '{}' on this host (give its index or UUID; see kiln gpus)",
-              gpu);
+  return fail(ErrorCode::not_found,
+              "no GPU '{}' on this host (give its index or UUID; see kiln gpus)", gpu);
 }
 
 }  // namespace kiln::engine

@@ -53,10 +53,10 @@ class GpuSupervisor {
   Result<const gpu::Inventory*> inventory();
 
   // The inventory and the GPUs that may not take a job now: leased by any kiln process of this
-  // host, quarantined, or busy with memory kiln did not account for. Refreshes the provider's live state (at most
-  // every 500 ms unless `fresh`), reclaims leases of dead kiln processes, kills processes of
-  // finished kiln jobs still on a GPU, quarantines faulty GPUs and returns quarantined GPUs
-  // that pass their re-check to service. One line per such event is appended to `notes`.
+  // host, quarantined, or busy with memory kiln did not account for. Refreshes the provider's live
+  // state (at most every 500 ms unless `fresh`), reclaims leases of dead kiln processes, kills
+  // processes of finished kiln jobs still on a GPU, quarantines faulty GPUs and returns quarantined
+  // GPUs that pass their re-check to service. One line per such event is appended to `notes`.
   // `observe` (for `kiln gpus`): look only; kill nothing, change no quarantine.
   enum class Mode { enforce, observe };
   Result<GpuSnapshot> snapshot(std::vector<std::string>& notes, bool fresh = false,

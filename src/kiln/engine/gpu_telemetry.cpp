@@ -54,10 +54,10 @@ std::vector<gpu::GpuSample> JobTelemetry::take_sample() {
     if (options_.memory_budget_mib > 0 && job_mib > options_.memory_budget_mib &&
         job_mib > peak_job_mib_) {
       peak_job_mib_ = job_mib;
-      outcome_.budget_failure = fmt::format(
-          "GPU memory budget of {} MiB exceeded on GPU {}: peak {} MiB, {} used {} MiB",
-          options_.memory_budget_mib, sample.index, job_mib, exec::describe_process(biggest->pid),
-          biggest->used_mib);
+      outcome_.budget_failure =
+          fmt::format("GPU memory budget of {} MiB exceeded on GPU {}: peak {} MiB, {} used {} MiB",
+                      options_.memory_budget_mib, sample.index, job_mib,
+                      exec::describe_process(biggest->pid), biggest->used_mib);
       if (!killed_) {
         killed_ = true;
         // The job's steps fail; the job runner reports budget_failure as the reason.

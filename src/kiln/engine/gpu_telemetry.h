@@ -21,7 +21,6 @@
 
 #include "kiln/engine/gpu_sample_writer.h"
 #include "kiln/gpu/telemetry.h"
-#include "kiln/gpu/telemetry.h"
 #include "kiln/store/store.h"
 
 namespace kiln::engine {

@@ -15,10 +15,10 @@
 
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/action_runner.h"
-#include "kiln/engine/container_job.h"
-#include "kiln/engine/debug_hold.h"
 #include "kiln/engine/benchmarks.h"
+#include "kiln/engine/container_job.h"
 #include "kiln/engine/contexts.h"
+#include "kiln/engine/debug_hold.h"
 #include "kiln/engine/gpu_telemetry.h"
 #include "kiln/engine/hash_files.h"
 #include "kiln/engine/test_results.h"
@@ -239,10 +239,10 @@ class JobRun : public ActionHost {
     if (containers.container || !containers.services.empty())
       KILN_TRY_VOID(start_containers(containers));
     if (job_.snapshot)
-      log_kiln("warning", fmt::format("{}: the job's snapshot '{}' is not taken: kiln builds no "
-                                      "runner images",
-                                      job_.snapshot->where.to_string(),
-                                      job_.snapshot->image_name.value));
+      log_kiln("warning",
+               fmt::format("{}: the job's snapshot '{}' is not taken: kiln builds no "
+                           "runner images",
+                           job_.snapshot->where.to_string(), job_.snapshot->image_name.value));
     return {};
   }
 
@@ -307,10 +307,16 @@ class JobRun : public ActionHost {
   // The perf gate (benchmarks.h): results are stored after every step, judged at the end.
   BenchmarkContext benchmark_context() const {
     const auto& event = *setup_.event;
-    std::string branch = event.is_branch() ? event.ref_name() : !event.head_ref.empty() ? event.head_ref : event.ref;
-    return {.repository = setup_.repo->name, .branch = branch, .default_branch = setup_.repo->default_branch,
-            .commit = event.sha, .testbed = make_testbed(setup_.labels, setup_.gpus),
-            .run_id = setup_.run_id, .job_id = setup_.job_row};
+    std::string branch = event.is_branch()         ? event.ref_name()
+                         : !event.head_ref.empty() ? event.head_ref
+                                                   : event.ref;
+    return {.repository = setup_.repo->name,
+            .branch = branch,
+            .default_branch = setup_.repo->default_branch,
+            .commit = event.sha,
+            .testbed = make_testbed(setup_.labels, setup_.gpus),
+            .run_id = setup_.run_id,
+            .job_id = setup_.job_row};
   }
   void collect_benchmarks() {
     for (const auto& [kind, text] : benchmarks_->collect(benchmarks_file_, workspace_)) {
@@ -650,9 +656,9 @@ class JobRun : public ActionHost {
       }
       with[key] = *value;
     }
-    bool file_action = uses.starts_with("./") || uses.starts_with("docker://") ||
-                       ((references_.mirror || references_.fetch) &&
-                        !exec::is_builtin_action(uses));
+    bool file_action =
+        uses.starts_with("./") || uses.starts_with("docker://") ||
+        ((references_.mirror || references_.fetch) && !exec::is_builtin_action(uses));
     if (file_action) {
       // Local actions, actions of the mirror and Docker images (action_runner.h).
       ActionCall call;
@@ -677,10 +683,10 @@ class JobRun : public ActionHost {
     if (uses.starts_with("actions/upload-artifact"))
       if (auto name = with.find("name");
           name != with.end() && setup_.masker->mask(name->second) != name->second) {
-        log_kiln("error", fmt::format("{}: the artifact name '{}' holds a secret; artifact names "
-                                      "are stored and shown: choose one without",
-                                      step.uses->where.to_string(),
-                                      setup_.masker->mask(name->second)));
+        log_kiln("error",
+                 fmt::format("{}: the artifact name '{}' holds a secret; artifact names "
+                             "are stored and shown: choose one without",
+                             step.uses->where.to_string(), setup_.masker->mask(name->second)));
         return Conclusion::failure;
       }
     std::map<std::string, std::string> outputs;
@@ -863,32 +869,30 @@ class JobRun : public ActionHost {
     for (const auto& [key, value] : setup_.gpu_env) hold.env[key] = value;
     for (const auto& gpu : setup_.gpus) hold.gpus.push_back(gpu.uuid);
     const auto until = std::chrono::system_clock::now() + setup_.options->keep_failed_for;
-    hold.expires_at_ms =
-        std::chrono::duration_cast<milliseconds>(until.time_since_epoch()).count();
+    hold.expires_at_ms = std::chrono::duration_cast<milliseconds>(until.time_since_epoch()).count();
     auto self = store::current_process();
     hold.owner_pid = self.pid;
     hold.owner_start = self.start_time;
     auto path = debug_hold_path(setup_.kiln_dir, setup_.run_id, summary_.key);
     if (auto written = write_debug_hold(path, hold); !written) {
-      log_kiln("warning", fmt::format("cannot keep the job for debugging: {}",
-                                      written.error().to_string()));
+      log_kiln("warning",
+               fmt::format("cannot keep the job for debugging: {}", written.error().to_string()));
       return;
     }
     std::string quoted = summary_.key.find_first_of(" ()',") == std::string::npos
                              ? summary_.key
                              : fmt::format("'{}'", summary_.key);
-    std::string commands = fmt::format("kiln exec {0} {1}; kiln release {0} {1} ends it",
-                                       setup_.run_id, quoted);
+    std::string commands =
+        fmt::format("kiln exec {0} {1}; kiln release {0} {1} ends it", setup_.run_id, quoted);
     std::string what = hold.container.empty() ? "workspace" : "container and workspace";
     if (!hold.gpus.empty()) what += fmt::format(" and GPU(s) {}", fmt::join(hold.gpus, ", "));
     log_kiln("kiln", fmt::format("The job failed; its {} are kept for debugging until {} ({}): {}",
                                  what, clock_time(until),
                                  format_minutes(setup_.options->keep_failed_for), commands));
     if (setup_.set_gpu_holder)
-      setup_.set_gpu_holder(fmt::format("held for debugging until {} ({}): {} / {} (run {})",
-                                        clock_time(until), commands,
-                                        setup_.repo->root.filename().string(), summary_.key,
-                                        setup_.run_id));
+      setup_.set_gpu_holder(fmt::format(
+          "held for debugging until {} ({}): {} / {} (run {})", clock_time(until), commands,
+          setup_.repo->root.filename().string(), summary_.key, setup_.run_id));
     auto end = wait_debug_hold(path, until, setup_.cancel);
     std::error_code ec;
     std::filesystem::remove(path, ec);
@@ -952,8 +956,9 @@ class JobRun : public ActionHost {
     if (log_) {
       if (auto closed = log_->close(); !closed && !store_warned_) {
         store_warned_ = true;
-        setup_.observer->job_line(summary_.key, "warning",
-                                  "cannot write the log to the store: " + closed.error().to_string());
+        setup_.observer->job_line(
+            summary_.key, "warning",
+            "cannot write the log to the store: " + closed.error().to_string());
       }
     }
     if (auto row = setup_.store->get_job(setup_.job_row)) {

@@ -1,6 +1,7 @@
 #pragma once
-// Runs one job instance on the host (or in its job container, container_job.h): its workspace and environment, its steps with GitHub's
-// semantics, its post actions, and the clean-up of every process it started.
+// Runs one job instance on the host (or in its job container, container_job.h): its workspace and
+// environment, its steps with GitHub's semantics, its post actions, and the clean-up of every
+// process it started.
 
 #include <cstdint>
 #include <filesystem>
@@ -25,7 +26,7 @@ struct JobSetup {
   const plan::Event* event = nullptr;
   store::Store* store = nullptr;
   RunObserver* observer = nullptr;
-  exec::Masker* masker = nullptr;  // shared by the run: secrets and ::add-mask:: values
+  exec::Masker* masker = nullptr;              // shared by the run: secrets and ::add-mask:: values
   const SelectedWorkflow* workflow = nullptr;  // the file the job is in (defaults, env)
   // The workflow that was triggered, when the job is in a workflow it calls: the github context
   // (github.workflow, GITHUB_WORKFLOW) is the caller's, as on GitHub. Null: `workflow`.

@@ -369,8 +369,8 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
     entry["snapshot"] = {
         {"image-name", job.snapshot->image_name.value},
         {"version", job.snapshot->version ? json(job.snapshot->version->value) : json(nullptr)},
-        {"if", job.snapshot->if_condition ? json(job.snapshot->if_condition->value)
-                                          : json(nullptr)}};
+        {"if",
+         job.snapshot->if_condition ? json(job.snapshot->if_condition->value) : json(nullptr)}};
   for (const auto& step : job.steps) {
     std::string name = step.name   ? step.name->value
                        : step.uses ? "Run " + step.uses->value

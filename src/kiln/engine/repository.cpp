@@ -347,10 +347,11 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
     event.ref = "refs/heads/" + repo.default_branch;
     event.sha = repo.head_sha;
   } else {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("unsupported event '{}' (expected push, pull_request, "
-                                  "pull_request_target, workflow_dispatch, schedule or image_version)",
-                                  event.name));
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("unsupported event '{}' (expected push, pull_request, "
+                    "pull_request_target, workflow_dispatch, schedule or image_version)",
+                    event.name));
   }
   event.payload = std::move(payload);
   return event;

@@ -20,23 +20,23 @@
 
 #include <fmt/format.h>
 
+#include "kiln/container/gpu_flags.h"
 #include "kiln/engine/concurrency_registry.h"
 #include "kiln/engine/contexts.h"
 #include "kiln/engine/engine.h"
 #include "kiln/engine/gpu_supervisor.h"
 #include "kiln/engine/job_runner.h"
+#include "kiln/engine/masking.h"
 #include "kiln/engine/planner.h"
 #include "kiln/engine/repository.h"
 #include "kiln/engine/workflow_call.h"
 #include "kiln/exec/process_tracker.h"
-#include "kiln/container/gpu_flags.h"
 #include "kiln/gpu/allocator.h"
 #include "kiln/gpu/request.h"
 #include "kiln/gpu/topology.h"
 #include "kiln/plan/concurrency.h"
 #include "kiln/plan/trigger.h"
 #include "kiln/store/process_identity.h"
-#include "kiln/engine/masking.h"
 #include "kiln/store/store.h"
 #include "kiln/workflow/expand.h"
 
@@ -69,7 +69,7 @@ struct Instance {
   GroupClaim claim;                // job-level concurrency group
   bool continue_on_error = false;  // job-level, evaluated with the instance's matrix
   std::vector<std::string> labels;
-  gpu::GpuRequest gpu_request;      // from the labels; wants_gpus() false: none
+  gpu::GpuRequest gpu_request;     // from the labels; wants_gpus() false: none
   std::vector<gpu::GpuInfo> gpus;  // the GPUs leased to it while it runs
   std::string token;               // its KILN_JOB_TOKEN, set when it is placed
   SourceLocation gpu_where;        // the runs-on label that asks for GPUs, for messages

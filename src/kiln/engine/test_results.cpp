@@ -80,8 +80,7 @@ TestResultsOutcome collect_test_results(store::Store& store, const TestResultsCo
     auto name = relative_name(path, workspace);
     auto parsed = report::parse_junit_file(path);
     if (!parsed) {
-      outcome.lines.emplace_back("warning",
-                                 "test results: skipped " + parsed.error().to_string());
+      outcome.lines.emplace_back("warning", "test results: skipped " + parsed.error().to_string());
       continue;
     }
     for (const auto& note : parsed->notes)
@@ -115,8 +114,8 @@ TestResultsOutcome collect_test_results(store::Store& store, const TestResultsCo
     }
     if (context.run_id != 0 && context.job_id != 0) {
       if (auto stored = store.add_test_cases(rows); !stored) {
-        outcome.lines.emplace_back("warning", fmt::format("test results: cannot store {}: {}",
-                                                          name, stored.error().to_string()));
+        outcome.lines.emplace_back("warning", fmt::format("test results: cannot store {}: {}", name,
+                                                          stored.error().to_string()));
         continue;
       }
     }

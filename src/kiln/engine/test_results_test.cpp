@@ -53,8 +53,9 @@ class TestResultsTest : public ::testing::Test {
     std::ofstream(workspace_ / relative) << text;
   }
   static std::string suite(bool flaky_fails) {
-    return std::string("<testsuite name=\"s\"><testcase classname=\"c\" name=\"stable\" "
-                       "time=\"1.5\"/><testcase classname=\"c\" name=\"flaky\" time=\"0.5\">") +
+    return std::string(
+               "<testsuite name=\"s\"><testcase classname=\"c\" name=\"stable\" "
+               "time=\"1.5\"/><testcase classname=\"c\" name=\"flaky\" time=\"0.5\">") +
            (flaky_fails ? "<failure message=\"boom\">trace</failure>" : "") +
            "</testcase></testsuite>";
   }

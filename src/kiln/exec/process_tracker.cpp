@@ -96,7 +96,9 @@ std::string job_token_of(pid_t pid) {
   return {};
 }
 
-std::string describe_process(pid_t pid) { return fmt::format("pid {} ({})", pid, process_name(pid)); }
+std::string describe_process(pid_t pid) {
+  return fmt::format("pid {} ({})", pid, process_name(pid));
+}
 
 std::vector<pid_t> find_job_processes(std::string_view token, TokenMatch match) {
   std::vector<pid_t> found;
@@ -111,7 +113,7 @@ std::vector<pid_t> find_job_processes(std::string_view token, TokenMatch match) 
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
     pid_t pid = static_cast<pid_t>(std::stol(name));
     if (pid == self) continue;
-    struct stat info {};
+    struct stat info{};
     if (::stat(it->path().c_str(), &info) != 0 || info.st_uid != uid) continue;
     // Unreadable (gone, or not ours) and zombies (empty environ) simply do not match.
     if (environment_has(read_proc_file(pid, "environ"), entry, match)) found.push_back(pid);

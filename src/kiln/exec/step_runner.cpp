@@ -28,7 +28,7 @@ Status write_file(const std::filesystem::path& file, std::string_view text) {
   ::fchmod(fd, 0600);  // a file left by an earlier kiln keeps its mode through O_TRUNC
   // A container job's directory is handed to the user kiln.yml forces (engine/container_job):
   // the script is that user's too, or its shell could not read it.
-  struct stat dir {};
+  struct stat dir{};
   if (::geteuid() == 0 && ::stat(file.parent_path().c_str(), &dir) == 0 && dir.st_uid != 0)
     (void)::fchown(fd, dir.st_uid, dir.st_gid);
   std::size_t done = 0;

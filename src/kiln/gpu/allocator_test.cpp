@@ -107,7 +107,8 @@ TEST(Allocator, PcieSwitchBeatsHostBridgeWithoutFabric) {
   Inventory inv;
   inv.provider = "simulated";
   for (int i = 0; i < 4; ++i)
-    inv.gpus.push_back({i, simulated_uuid(i), "amd", "W7900", "gfx1100", "", 0, 49136, 0, {}, "", {}, {}});
+    inv.gpus.push_back(
+        {i, simulated_uuid(i), "amd", "W7900", "gfx1100", "", 0, 49136, 0, {}, "", {}, {}});
   inv.links = {{0, 1, LinkKind::pcie_host, 0},   {0, 2, LinkKind::pcie_host, 0},
                {0, 3, LinkKind::pcie_host, 0},   {1, 2, LinkKind::pcie_host, 0},
                {1, 3, LinkKind::pcie_switch, 0}, {2, 3, LinkKind::pcie_host, 0}};

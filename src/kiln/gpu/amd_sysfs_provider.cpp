@@ -358,7 +358,8 @@ class AmdSysfsSampler : public GpuSampler {
       std::vector<AmdSampleFiles> files;
       for (const auto& card : amd_cards(root_)) {
         AmdSampleFiles f{card.device, {}, {}};
-        for (char c : card.slot) f.slot += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        for (char c : card.slot)
+          f.slot += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         std::error_code ec;
         for (const auto& entry : fs::directory_iterator(card.device / "hwmon", ec)) {
           f.hwmon = entry.path();  // amdgpu registers one hwmon device per card
@@ -382,7 +383,8 @@ class AmdSysfsSampler : public GpuSampler {
             s.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();
-            if (auto v = read_number<unsigned>(f.device / "gpu_busy_percent")) s.utilization_pct = *v;
+            if (auto v = read_number<unsigned>(f.device / "gpu_busy_percent"))
+              s.utilization_pct = *v;
             if (auto v = read_number<unsigned>(f.device / "mem_busy_percent"))
               s.memory_utilization_pct = *v;
             s.memory_used_mib =

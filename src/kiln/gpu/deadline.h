@@ -6,9 +6,9 @@
 #include <exception>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
-#include <memory>
 #include <string_view>
 #include <system_error>
 #include <thread>
@@ -67,15 +67,17 @@ class DeadlineWorker {
   Result<T> call(Fn fn, std::chrono::milliseconds deadline, std::string_view what) {
     auto promise = std::make_shared<std::promise<Result<T>>>();
     auto future = promise->get_future();
-    KILN_TRY_VOID(post([promise, fn = std::move(fn)]() mutable {
-      try {
-        promise->set_value(fn());
-      } catch (const std::exception& e) {
-        promise->set_value(fail(ErrorCode::internal, "{}", e.what()));
-      } catch (...) {
-        promise->set_value(fail(ErrorCode::internal, "unknown exception"));
-      }
-    }, what));
+    KILN_TRY_VOID(post(
+        [promise, fn = std::move(fn)]() mutable {
+          try {
+            promise->set_value(fn());
+          } catch (const std::exception& e) {
+            promise->set_value(fail(ErrorCode::internal, "{}", e.what()));
+          } catch (...) {
+            promise->set_value(fail(ErrorCode::internal, "unknown exception"));
+          }
+        },
+        what));
     if (future.wait_for(deadline) != std::future_status::ready) {
       abandon();
       return fail(ErrorCode::timeout, "{} did not answer within {} ms (the query was abandoned)",

@@ -33,7 +33,8 @@ struct Gate {
       open = true;
     }
     cv.notify_all();
-    for (int i = 0; i < 500 && !finished; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 500 && !finished; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 };
 
@@ -46,8 +47,8 @@ TEST(Deadline, ReturnsTheResultInTime) {
 TEST(Deadline, AWedgedQueryTimesOutAndIsAbandoned) {
   auto gate = std::make_shared<Gate>();
   auto start = std::chrono::steady_clock::now();
-  auto result = call_with_deadline<int>(
-      [gate] { return gate->wait_then(1); }, 50ms, "the wedged driver");
+  auto result =
+      call_with_deadline<int>([gate] { return gate->wait_then(1); }, 50ms, "the wedged driver");
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, ErrorCode::timeout);
   EXPECT_EQ(result.error().message,
@@ -90,8 +91,7 @@ TEST(DeadlineWorker, AWedgedQueryIsAbandonedAndTheNextCallGetsAFreshThread) {
   DeadlineWorker worker;
   ASSERT_TRUE(worker.call<int>([] { return Result<int>(1); }, 5s, "warm-up"));
   auto start = std::chrono::steady_clock::now();
-  auto stuck = worker.call<int>(
-      [gate] { return gate->wait_then(2); }, 50ms, "the wedged driver");
+  auto stuck = worker.call<int>([gate] { return gate->wait_then(2); }, 50ms, "the wedged driver");
   ASSERT_FALSE(stuck);
   EXPECT_EQ(stuck.error().code, ErrorCode::timeout);
   EXPECT_EQ(stuck.error().message,

@@ -75,7 +75,8 @@ nlohmann::json inventory_to_json(const Inventory& inventory) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : inventory.gpus) {
     nlohmann::json processes = nlohmann::json::array();
-    for (const auto& p : g.processes) processes.push_back({{"pid", p.pid}, {"used_mib", p.used_mib}});
+    for (const auto& p : g.processes)
+      processes.push_back({{"pid", p.pid}, {"used_mib", p.used_mib}});
     gpus.push_back({{"index", g.index},
                     {"uuid", g.uuid},
                     {"vendor", g.vendor},

@@ -6,8 +6,8 @@ namespace kiln::gpu {
 
 Result<MemoryAmount> parse_memory_amount(std::string_view text) {
   auto bad = [&] {
-    return fail(ErrorCode::invalid_input,
-                "'{}' is not an amount of GPU memory (e.g. 512M, 2G, 5%)", text);
+    return fail(ErrorCode::invalid_input, "'{}' is not an amount of GPU memory (e.g. 512M, 2G, 5%)",
+                text);
   };
   if (text.size() < 2) return bad();
   char unit = text.back();

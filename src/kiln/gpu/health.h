@@ -33,9 +33,9 @@ struct MemoryAmount {
 Result<MemoryAmount> parse_memory_amount(std::string_view text);
 
 struct HealthPolicy {
-  MemoryAmount max_used_before_job{0, 5};    // busy above this (default 5% of the GPU)
-  MemoryAmount memory_tolerance{512, 0};     // after a job: baseline + this still counts as back
-  std::chrono::milliseconds memory_grace{10000};      // how long memory may take to come back
+  MemoryAmount max_used_before_job{0, 5};  // busy above this (default 5% of the GPU)
+  MemoryAmount memory_tolerance{512, 0};   // after a job: baseline + this still counts as back
+  std::chrono::milliseconds memory_grace{10000};       // how long memory may take to come back
   std::chrono::milliseconds provider_deadline{10000};  // a provider slower than this is wedged
 };
 

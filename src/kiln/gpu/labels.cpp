@@ -10,8 +10,7 @@ std::string substitute(std::string text, const std::vector<std::string>& names,
                        const std::smatch& match) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string placeholder = "{" + names[i] + "}";
-    for (auto at = text.find(placeholder); at != std::string::npos;
-         at = text.find(placeholder, at))
+    for (auto at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at))
       text.replace(at, placeholder.size(), match[static_cast<int>(i + 1)].str());
   }
   return text;
@@ -30,9 +29,8 @@ Result<GpuLabelMap::Entry> GpuLabelMap::compile(const std::string& pattern,
     if (pattern[i] == '{') {
       auto close = pattern.find('}', i);
       auto name = close == std::string::npos ? "" : pattern.substr(i + 1, close - i - 1);
-      if (name.empty() || !std::all_of(name.begin(), name.end(), [](unsigned char c) {
-            return std::isalnum(c) || c == '_';
-          }))
+      if (name.empty() || !std::all_of(name.begin(), name.end(),
+                                       [](unsigned char c) { return std::isalnum(c) || c == '_'; }))
         return fail_at(where, "custom GPU label '{}': a placeholder is written {{name}}", pattern);
       entry.names.push_back(name);
       regex += "([^.:/]+)";
@@ -66,8 +64,10 @@ Status GpuLabelMap::add(const std::string& pattern, const std::vector<std::strin
       auto close = label.find('}', at);
       auto name = close == std::string::npos ? "" : label.substr(at + 1, close - at - 1);
       if (std::find(entry.names.begin(), entry.names.end(), name) == entry.names.end())
-        return fail_at(where, "custom GPU label '{}': '{}' uses {{{}}}, which the label does not "
-                       "define", pattern, label, name);
+        return fail_at(where,
+                       "custom GPU label '{}': '{}' uses {{{}}}, which the label does not "
+                       "define",
+                       pattern, label, name);
     }
   }
   if (entry.names.empty()) {

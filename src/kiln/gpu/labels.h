@@ -51,7 +51,7 @@ class GpuLabelMap {
   struct Entry {
     std::string pattern;
     std::regex regex;
-    std::vector<std::string> names;  // placeholder names, in order
+    std::vector<std::string> names;   // placeholder names, in order
     std::vector<std::string> labels;  // the request; empty: a plain label
     SourceLocation where;
   };

@@ -53,7 +53,7 @@ constexpr int k_memory_error_uncorrected = 1;  // nvmlMemoryErrorType_t
 constexpr int k_ecc_counter_volatile = 0;      // nvmlEccCounterType_t: since the driver loaded
 
 using EventSet = struct EventSetOpaque*;  // nvmlEventSet_t
-struct EventData {                          // nvmlEventData_t
+struct EventData {                        // nvmlEventData_t
   Device device;
   unsigned long long event_type;
   unsigned long long event_data;  // for Xid events: the Xid
@@ -103,13 +103,13 @@ using GetNvLinkRemotePciInfoFn = Return (*)(Device, unsigned int, PciInfo*);  //
 using GetRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
 // nvmlDeviceGetTotalEccErrors(device, error type, counter type, count)
 using GetTotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);
-using EventSetCreateFn = Return (*)(EventSet*);                          // nvmlEventSetCreate
+using EventSetCreateFn = Return (*)(EventSet*);                             // nvmlEventSetCreate
 using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);  // ..RegisterEvents
-using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);   // nvmlEventSetWait_v2
-using EventSetFreeFn = Return (*)(EventSet);                             // nvmlEventSetFree
-using GetUtilizationRatesFn = Return (*)(Device, Utilization*);  // ..GetUtilizationRates
-using GetTemperatureFn = Return (*)(Device, int, unsigned int*);  // ..GetTemperature (C)
-using GetPowerUsageFn = Return (*)(Device, unsigned int*);        // ..GetPowerUsage (mW)
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);      // nvmlEventSetWait_v2
+using EventSetFreeFn = Return (*)(EventSet);                                // nvmlEventSetFree
+using GetUtilizationRatesFn = Return (*)(Device, Utilization*);             // ..GetUtilizationRates
+using GetTemperatureFn = Return (*)(Device, int, unsigned int*);            // ..GetTemperature (C)
+using GetPowerUsageFn = Return (*)(Device, unsigned int*);                  // ..GetPowerUsage (mW)
 // nvmlDeviceGetTotalEnergyConsumption: mJ since the driver loaded (Volta and later)
 using GetTotalEnergyFn = Return (*)(Device, unsigned long long*);
 using GetClockInfoFn = Return (*)(Device, int, unsigned int*);  // ..GetClockInfo (MHz)

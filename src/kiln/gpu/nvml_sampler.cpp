@@ -51,8 +51,7 @@ struct NvmlSession {
       auto handle = handles.find(index);
       if (handle == handles.end()) {
         nvml::Device device{};
-        if (auto rc = api->get_handle(static_cast<unsigned>(index), &device);
-            rc != nvml::k_success)
+        if (auto rc = api->get_handle(static_cast<unsigned>(index), &device); rc != nvml::k_success)
           return fail(ErrorCode::io_error, "NVML: GPU {}: handle: {}", index, api->describe(rc));
         handle = handles.emplace(index, device).first;
       }
@@ -64,21 +63,22 @@ struct NvmlSession {
       if (auto rc = api->get_memory(device, &memory); rc != nvml::k_success)
         return fail(ErrorCode::io_error, "NVML: GPU {}: memory: {}", index, api->describe(rc));
       s.memory_used_mib = memory.used / (1024 * 1024);
-      if (nvml::Utilization u{}; api->get_utilization &&
-                                 api->get_utilization(device, &u) == nvml::k_success) {
+      if (nvml::Utilization u{};
+          api->get_utilization && api->get_utilization(device, &u) == nvml::k_success) {
         s.utilization_pct = u.gpu;
         s.memory_utilization_pct = u.memory;
       }
-      if (unsigned t = 0; api->get_temperature &&
-                          api->get_temperature(device, nvml::k_temperature_gpu, &t) ==
-                              nvml::k_success)
+      if (unsigned t = 0;
+          api->get_temperature &&
+          api->get_temperature(device, nvml::k_temperature_gpu, &t) == nvml::k_success)
         s.temperature_c = t;
       if (unsigned mw = 0; api->get_power && api->get_power(device, &mw) == nvml::k_success)
         s.power_w = mw / 1000.0;
       auto now = std::chrono::steady_clock::now();
       auto last = energy_read.find(index);
       if (unsigned long long mj = 0;
-          api->get_energy && (last == energy_read.end() || now - last->second >= k_energy_interval) &&
+          api->get_energy &&
+          (last == energy_read.end() || now - last->second >= k_energy_interval) &&
           api->get_energy(device, &mj) == nvml::k_success) {
         s.energy_mj = mj;
         energy_read[index] = now;

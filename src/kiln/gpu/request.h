@@ -54,5 +54,4 @@ bool is_grammar_label(std::string_view label);
 Result<GpuRequest> parse_gpu_request(std::span<const GpuLabel> labels);
 Result<GpuRequest> parse_gpu_request(const std::vector<std::string>& labels);
 
-
 }  // namespace kiln::gpu

@@ -131,9 +131,8 @@ Status parse_telemetry(const json& entry, const std::string& path, const SpecErr
                        GpuSample& sample) {
   if (!entry.is_object()) return errors.at(path, "expected an object, got {}", type_name(entry));
   KILN_TRY_VOID(check_keys(entry,
-                           {"utilization_pct", "memory_utilization_pct", "temperature_c",
-                            "power_w", "energy_mj", "sm_clock_mhz", "memory_clock_mhz",
-                            "throttle_reasons"},
+                           {"utilization_pct", "memory_utilization_pct", "temperature_c", "power_w",
+                            "energy_mj", "sm_clock_mhz", "memory_clock_mhz", "throttle_reasons"},
                            path, errors));
   KILN_TRY(sample.utilization_pct, get_number(entry, "utilization_pct", path, errors, 0, 100));
   KILN_TRY(sample.memory_utilization_pct,
@@ -199,7 +198,8 @@ Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors
   gpu.driver_version = "simulated";
   if (auto t = entry.find("telemetry"); t != entry.end()) {
     GpuSample ignored;
-    KILN_TRY_VOID(parse_telemetry(*t, path + ".telemetry", errors, telemetry ? *telemetry : ignored));
+    KILN_TRY_VOID(
+        parse_telemetry(*t, path + ".telemetry", errors, telemetry ? *telemetry : ignored));
   }
   if (auto faults = entry.find("faults"); faults != entry.end()) {
     if (!faults->is_array())

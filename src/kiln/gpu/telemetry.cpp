@@ -31,7 +31,8 @@ template <class T>
 Status get(const nlohmann::json& in, const char* key, std::optional<T>& value) {
   auto it = in.find(key);
   if (it == in.end() || it->is_null()) return {};
-  if (!it->is_number()) return fail(ErrorCode::invalid_input, "GPU sample: {} is not a number", key);
+  if (!it->is_number())
+    return fail(ErrorCode::invalid_input, "GPU sample: {} is not a number", key);
   value = it->get<T>();
   return {};
 }
@@ -132,8 +133,7 @@ void GpuSummaryAccumulator::add(const GpuSample& sample) {
   gpu.last.processes.clear();  // not needed for the sums
 }
 
-GpuJobSummary GpuSummaryAccumulator::finish(int gpu_count,
-                                                 std::chrono::milliseconds held) const {
+GpuJobSummary GpuSummaryAccumulator::finish(int gpu_count, std::chrono::milliseconds held) const {
   GpuJobSummary summary;
   summary.gpus = gpu_count;
   summary.samples = samples_;

@@ -25,8 +25,8 @@ namespace kiln::gpu {
 
 // One reading of one GPU. Fields a provider cannot read stay unset (nullopt / empty).
 struct GpuSample {
-  int index = 0;                  // the GPU's index in the inventory
-  std::int64_t time_ms = 0;       // Unix time of the reading, milliseconds
+  int index = 0;                                 // the GPU's index in the inventory
+  std::int64_t time_ms = 0;                      // Unix time of the reading, milliseconds
   std::optional<double> utilization_pct;         // compute ("GPU busy"), 0-100
   std::optional<double> memory_utilization_pct;  // memory controller busy, 0-100
   std::uint64_t memory_used_mib = 0;
@@ -97,11 +97,11 @@ struct GpuJobSummary {
   std::uint64_t peak_memory_mib = 0;  // the highest memory_used_mib of one GPU
   double mean_memory_mib = 0;         // over all samples of all GPUs
   std::optional<double> mean_utilization_pct;
-  std::optional<double> energy_wh;        // energy counter deltas, else power integrated
+  std::optional<double> energy_wh;  // energy counter deltas, else power integrated
   std::optional<double> max_temperature_c;
-  double throttled_seconds = 0;           // GPU-seconds with a throttling reason
-  double gpu_seconds_held = 0;            // GPUs x the time they were held
-  double gpu_seconds_busy = 0;            // held, weighted by compute utilization
+  double throttled_seconds = 0;  // GPU-seconds with a throttling reason
+  double gpu_seconds_held = 0;   // GPUs x the time they were held
+  double gpu_seconds_busy = 0;   // held, weighted by compute utilization
 };
 
 // A job's GPU summary computed as the samples come, without keeping them: a job that runs for
@@ -141,7 +141,6 @@ class GpuSummaryAccumulator {
   double memory_sum_ = 0;
   std::optional<double> max_temperature_c_;
 };
-
 
 // The summary of a whole set of samples, in any order (GpuSummaryAccumulator over them, each
 // GPU's in time order).

@@ -171,7 +171,7 @@ TEST(AmdSysfsSampler, FallsBackToInstantaneousPower) {
   auto sampler = make_amd_sysfs_sampler(fixture("amd-w7900"));
   auto samples = sampler->sample({0}, 5s);
   ASSERT_TRUE(samples) << samples.error().message;
-  ASSERT_TRUE((*samples)[0].power_w);  // power1_input only
+  ASSERT_TRUE((*samples)[0].power_w);      // power1_input only
   EXPECT_EQ(*(*samples)[0].power_w, 250);  // card0: (250 + 0) W
 }
 

@@ -146,8 +146,8 @@ TEST(Scanner, LibraryFamiliesButNotLookAlikes) {
         "npp::ImageAllocator<Npp8u> a;\n"}},
       1);
   EXPECT_EQ(brief(report.files[0]),
-            (Strings{"2:12 cuda-api nvmlInit", "3:14 cuda-api nppiFree", "3:43 cuda-api nvtxRangePop",
-                     "3:59 cuda-api Npp8u", "4:21 cuda-api Npp8u"}));
+            (Strings{"2:12 cuda-api nvmlInit", "3:14 cuda-api nppiFree",
+                     "3:43 cuda-api nvtxRangePop", "3:59 cuda-api Npp8u", "4:21 cuda-api Npp8u"}));
 }
 
 TEST(Scanner, KernelLaunches) {

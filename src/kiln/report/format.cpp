@@ -29,7 +29,8 @@ std::string format_value(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_null()) return "";
   if (value.is_number_float()) return format_number(value.get<double>());
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);  // a job's bad UTF-8 is replaced
+  return value.dump(-1, ' ', false,
+                    Json::error_handler_t::replace);  // a job's bad UTF-8 is replaced
 }
 
 }  // namespace kiln::report

@@ -19,12 +19,23 @@ std::string escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -105,7 +116,8 @@ std::optional<double> reading(const Json& point, const char* key) {
 std::string gpu_chart(const Json& series, const std::string& id) {
   const auto& points = series["points"];
   if (!points.is_array() || points.empty()) return "";
-  double t0 = reading(points.front(), "t").value_or(0), t1 = reading(points.back(), "t").value_or(0);
+  double t0 = reading(points.front(), "t").value_or(0),
+         t1 = reading(points.back(), "t").value_or(0);
   if (t1 <= t0) t1 = t0 + 1;
   double mem_max = 1;
   for (const auto& p : points) mem_max = std::max(mem_max, reading(p, "mem_mib").value_or(0));
@@ -114,7 +126,8 @@ std::string gpu_chart(const Json& series, const std::string& id) {
   for (const auto& p : points) {
     double x = left + (reading(p, "t").value_or(t0) - t0) / (t1 - t0) * w;
     if (auto util = reading(p, "util"))
-      util_line += fmt::format("{:.1f},{:.1f} ", x, top + h - std::clamp(*util, 0.0, 100.0) / 100 * h);
+      util_line +=
+          fmt::format("{:.1f},{:.1f} ", x, top + h - std::clamp(*util, 0.0, 100.0) / 100 * h);
     if (auto mem = reading(p, "mem_mib"))
       mem_line += fmt::format("{:.1f},{:.1f} ", x, top + h - *mem / mem_max * h);
   }
@@ -131,8 +144,8 @@ std::string gpu_chart(const Json& series, const std::string& id) {
       "points=\"{}\"/>"
       "<text x=\"{}\" y=\"{}\">GPU {} · utilization % (blue) · memory, peak {:.0f} MiB (orange) "
       "· {} samples over {:.1f}s</text></svg>",
-      escape(id), gpu, points.size(), gpu, left, top, w, h, top + 10, top + h, util_line,
-      mem_line, left, top + h + 22, gpu, mem_max, points.size(), (t1 - t0) / 1000);
+      escape(id), gpu, points.size(), gpu, left, top, w, h, top + 10, top + h, util_line, mem_line,
+      left, top + h + 22, gpu, mem_max, points.size(), (t1 - t0) / 1000);
 }
 
 // A small trend line of a benchmark series; the last point (this run) is marked.
@@ -174,13 +187,13 @@ std::string jobs_section(const Json& jobs) {
     std::string labels;
     for (const auto& l : job["labels"]) labels += (labels.empty() ? "" : ", ") + esc(l);
     const auto& t = job["tests"];
-    std::string tests = t["total"].get<int>() == 0
-                            ? "<span class=\"muted\">-</span>"
-                            : fmt::format("{} passed, {} failed, {} errors, {} skipped",
-                                          t["passed"].get<int>(), t["failed"].get<int>(),
-                                          t["errors"].get<int>(), t["skipped"].get<int>());
-    out += fmt::format(
-        "<tr class=\"job\"><td><details><summary class=\"job-name\">{}</summary>", esc(job["name"]));
+    std::string tests =
+        t["total"].get<int>() == 0
+            ? "<span class=\"muted\">-</span>"
+            : fmt::format("{} passed, {} failed, {} errors, {} skipped", t["passed"].get<int>(),
+                          t["failed"].get<int>(), t["errors"].get<int>(), t["skipped"].get<int>());
+    out += fmt::format("<tr class=\"job\"><td><details><summary class=\"job-name\">{}</summary>",
+                       esc(job["name"]));
     if (!format_value(job["message"]).empty()) out += fmt::format("<p>{}</p>", esc(job["message"]));
     out += "<table class=\"steps\">";
     for (const auto& step : job["steps"]) {
@@ -196,10 +209,10 @@ std::string jobs_section(const Json& jobs) {
       out += "<div class=\"step-summary\">" + markdown_to_html(format_value(job["step_summary"])) +
              "</div>";
     out += "</details></td>";
-    out += fmt::format("<td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                       status_badge(status),
-                       escape(format_ms(job["duration_ms"].get<std::int64_t>())),
-                       gpus.empty() ? "<span class=\"muted\">-</span>" : gpus, labels, tests);
+    out +=
+        fmt::format("<td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    status_badge(status), escape(format_ms(job["duration_ms"].get<std::int64_t>())),
+                    gpus.empty() ? "<span class=\"muted\">-</span>" : gpus, labels, tests);
   }
   return out + "</table></section>";
 }
@@ -235,7 +248,8 @@ std::string gpu_section(const Json& jobs) {
 std::string tests_section(const Json& tests) {
   std::string out = "<section id=\"tests\"><h2>Tests</h2>";
   if (tests["total"].get<int>() == 0)
-    return out + "<p class=\"muted\">no test results (JUnit XML) were found for this run</p></section>";
+    return out +
+           "<p class=\"muted\">no test results (JUnit XML) were found for this run</p></section>";
   out += "<div class=\"cards\">";
   for (const char* key : {"total", "passed", "failed", "errors", "skipped", "flaky"})
     out += fmt::format("<div class=\"card\" id=\"tests-{}\"><b>{}</b>{}</div>", key,
@@ -270,8 +284,9 @@ std::string benchmarks_section(const Json& benchmarks) {
   std::string out = "<section id=\"benchmarks\"><h2>Benchmarks</h2>";
   if (benchmarks.empty())
     return out + "<p class=\"muted\">no benchmark results in this run</p></section>";
-  out += "<table><tr><th>Job</th><th>Benchmark</th><th>Metric</th><th>Value</th><th>Unit</th>"
-         "<th>Trend (this branch and testbed)</th></tr>";
+  out +=
+      "<table><tr><th>Job</th><th>Benchmark</th><th>Metric</th><th>Value</th><th>Unit</th>"
+      "<th>Trend (this branch and testbed)</th></tr>";
   for (const auto& b : benchmarks)
     out += fmt::format(
         "<tr><td>{}</td><td class=\"bench-name\">{}</td><td>{}</td><td class=\"num\">{}</td>"
@@ -303,8 +318,9 @@ std::string render_html(const Json& report) {
   out += tests_section(report["tests"]);
   out += gpu_section(report["jobs"]);
   out += benchmarks_section(report["benchmarks"]);
-  out += "<footer class=\"muted\">kiln report · self-contained: no scripts, styles or images are "
-         "fetched</footer></main></body></html>\n";
+  out +=
+      "<footer class=\"muted\">kiln report · self-contained: no scripts, styles or images are "
+      "fetched</footer></main></body></html>\n";
   return out;
 }
 

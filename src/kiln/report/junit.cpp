@@ -24,8 +24,8 @@ double parse_seconds(const pugi::xml_node& node, const std::string& name,
   double value = std::strtod(cleaned.c_str(), &end);
   if (cleaned.empty() || end == cleaned.c_str() || *end != '\0' || !std::isfinite(value) ||
       value < 0) {
-    notes.push_back(fmt::format("time '{}' of test '{}' is not a number; counted as 0", text,
-                                name));
+    notes.push_back(
+        fmt::format("time '{}' of test '{}' is not a number; counted as 0", text, name));
     return 0;
   }
   return value;
@@ -96,8 +96,7 @@ void read_case(const pugi::xml_node& node, const std::string& suite, JunitFile& 
 }
 
 // Nested suites are allowed (some writers nest them); depth is bounded against hostile input.
-void read_suite(const pugi::xml_node& node, const std::string& parent, JunitFile& out,
-                int depth) {
+void read_suite(const pugi::xml_node& node, const std::string& parent, JunitFile& out, int depth) {
   if (depth > 64) {
     out.notes.push_back("test suites nested more than 64 deep were skipped");
     return;
@@ -129,11 +128,11 @@ std::string truncate_text(std::string text, std::size_t limit) {
 Result<JunitFile> parse_junit(std::string_view xml, std::string_view source) {
   pugi::xml_document document;
   // No entity expansion beyond XML's own five: pugixml does not expand DTD entities.
-  auto parsed = document.load_buffer(xml.data(), xml.size(),
-                                     pugi::parse_default | pugi::parse_cdata);
+  auto parsed =
+      document.load_buffer(xml.data(), xml.size(), pugi::parse_default | pugi::parse_cdata);
   if (!parsed)
-    return fail(ErrorCode::invalid_input, "{}: not valid XML at byte {}: {}", source,
-                parsed.offset, parsed.description());
+    return fail(ErrorCode::invalid_input, "{}: not valid XML at byte {}: {}", source, parsed.offset,
+                parsed.description());
   auto root = document.document_element();
   std::string_view tag = root.name();
   JunitFile out;

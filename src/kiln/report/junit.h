@@ -20,8 +20,8 @@ struct JunitCase {
   std::string suite;      // the nearest enclosing <testsuite name>
   std::string classname;  // <testcase classname> (gtest: the fixture; pytest: the module)
   std::string name;
-  std::string status;  // "passed", "failed", "error" or "skipped"
-  double seconds = 0;  // <testcase time>; 0 when absent or not a number
+  std::string status;   // "passed", "failed", "error" or "skipped"
+  double seconds = 0;   // <testcase time>; 0 when absent or not a number
   std::string message;  // of <failure>/<error>/<skipped>
   std::string details;  // the text inside <failure>/<error>, truncated
   std::string output;   // <system-out> then <system-err>, truncated

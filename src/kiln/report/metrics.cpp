@@ -83,13 +83,15 @@ std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMet
       processes += fmt::format("kiln_gpu_process_memory_used_mib{{{},pid=\"{}\"}} {}\n",
                                gpu_labels(g), pid, number(mib));
   if (!processes.empty())
-    out += "# HELP kiln_gpu_process_memory_used_mib GPU memory used by a process (in MiB).\n"
-           "# TYPE kiln_gpu_process_memory_used_mib gauge\n" +
-           processes;
+    out +=
+        "# HELP kiln_gpu_process_memory_used_mib GPU memory used by a process (in MiB).\n"
+        "# TYPE kiln_gpu_process_memory_used_mib gauge\n" +
+        processes;
 
   if (!gpus.empty()) {
-    out += "# HELP kiln_gpu_state Kiln's state of each GPU: 1 for the state it is in.\n"
-           "# TYPE kiln_gpu_state gauge\n";
+    out +=
+        "# HELP kiln_gpu_state Kiln's state of each GPU: 1 for the state it is in.\n"
+        "# TYPE kiln_gpu_state gauge\n";
     for (const auto& g : gpus)
       for (const char* state : {"free", "leased", "busy", "quarantined"})
         out += fmt::format("kiln_gpu_state{{{},state=\"{}\"}} {}\n", gpu_labels(g), state,
@@ -105,16 +107,17 @@ std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMet
         "# TYPE kiln_gpus_quarantined gauge\nkiln_gpus_quarantined {}\n",
         kiln.gpu_leases, kiln.gpus_quarantined);
     out += "# HELP kiln_runs Runs in the store, by status.\n# TYPE kiln_runs gauge\n";
-    for (const char* status : {"queued", "running", "success", "failure", "cancelled", "interrupted"}) {
+    for (const char* status :
+         {"queued", "running", "success", "failure", "cancelled", "interrupted"}) {
       auto it = kiln.runs_by_status.find(status);
       out += fmt::format("kiln_runs{{status=\"{}\"}} {}\n", status,
                          it == kiln.runs_by_status.end() ? 0 : it->second);
     }
-    out += "# HELP kiln_jobs Jobs of the runs not finished yet, by status.\n"
-           "# TYPE kiln_jobs gauge\n";
-    for (const char* status :
-         {"queued", "waiting", "running", "success", "failure", "cancelled", "skipped",
-          "interrupted"}) {
+    out +=
+        "# HELP kiln_jobs Jobs of the runs not finished yet, by status.\n"
+        "# TYPE kiln_jobs gauge\n";
+    for (const char* status : {"queued", "waiting", "running", "success", "failure", "cancelled",
+                               "skipped", "interrupted"}) {
       auto it = kiln.jobs_by_status.find(status);
       out += fmt::format("kiln_jobs{{status=\"{}\"}} {}\n", status,
                          it == kiln.jobs_by_status.end() ? 0 : it->second);
@@ -122,8 +125,9 @@ std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMet
   }
   if (kiln.serve) {
     const auto& serve = *kiln.serve;
-    out += "# HELP kiln_serve_triggers Triggers (accepted events and re-runs) in the store, by "
-           "status.\n# TYPE kiln_serve_triggers gauge\n";
+    out +=
+        "# HELP kiln_serve_triggers Triggers (accepted events and re-runs) in the store, by "
+        "status.\n# TYPE kiln_serve_triggers gauge\n";
     for (const char* status :
          {"queued", "waiting_approval", "running", "finished", "failed", "cancelled"}) {
       auto it = serve.triggers_by_status.find(status);
@@ -134,8 +138,9 @@ std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMet
         "# HELP kiln_serve_runs_running Runs this server is executing.\n"
         "# TYPE kiln_serve_runs_running gauge\nkiln_serve_runs_running {}\n",
         serve.runs_running);
-    out += "# HELP kiln_serve_webhook_deliveries_total Webhook deliveries received since the "
-           "server started, by result.\n# TYPE kiln_serve_webhook_deliveries_total counter\n";
+    out +=
+        "# HELP kiln_serve_webhook_deliveries_total Webhook deliveries received since the "
+        "server started, by result.\n# TYPE kiln_serve_webhook_deliveries_total counter\n";
     for (const char* result : {"accepted", "duplicate", "ignored", "bad_signature", "malformed",
                                "too_large", "unavailable", "error"}) {
       auto it = serve.webhook_deliveries.find(result);

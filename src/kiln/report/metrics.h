@@ -40,7 +40,7 @@ struct GpuMetrics {
 // What `kiln serve` adds on GET /metrics (docs/serve.md): its queue and its webhook receiver.
 struct ServeMetrics {
   std::map<std::string, int> triggers_by_status;  // every trigger of the store
-  int runs_running = 0;                            // runs this server's workers execute now
+  int runs_running = 0;                           // runs this server's workers execute now
   // Webhook deliveries since the server started, by result: accepted, duplicate, ignored,
   // bad_signature, malformed, too_large, unavailable, error.
   std::map<std::string, std::int64_t> webhook_deliveries;

@@ -18,7 +18,8 @@ namespace {
 // Returns the problems of `text`, one per line; empty when it is well formed.
 std::vector<std::string> check_exposition(const std::string& text) {
   static const std::regex help(R"(# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) [^\n]*)");
-  static const std::regex type(R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped))");
+  static const std::regex type(
+      R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped))");
   static const std::regex sample(
       R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*")(,[a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*")*\})? (-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|NaN|[+-]Inf))");
   std::vector<std::string> problems;
@@ -72,8 +73,9 @@ TEST(MetricsTest, DcgmNamesAndLabels) {
   kiln.jobs_by_status = {{"running", 2}, {"queued", 1}};
   kiln.gpu_leases = 1;
   auto text = render_prometheus({g, gpu(1)}, kiln);
-  EXPECT_TRUE(check_exposition(text).empty()) << testing::PrintToString(check_exposition(text))
-                                              << "\n" << text;
+  EXPECT_TRUE(check_exposition(text).empty())
+      << testing::PrintToString(check_exposition(text)) << "\n"
+      << text;
   EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0000\",device=\"nvidia0\","
                       "modelName=\"NVIDIA H200\",Hostname=\"gpu-01\"} 87.5\n"),
             std::string::npos)
@@ -103,10 +105,12 @@ TEST(MetricsTest, SamplerGaugesAndProcessMemory) {
   auto other = gpu(1);
   other.process_memory_mib = {{4242, 100}};
   auto text = render_prometheus({g, other}, {});
-  EXPECT_TRUE(check_exposition(text).empty()) << testing::PrintToString(check_exposition(text))
-                                              << "\n" << text;
+  EXPECT_TRUE(check_exposition(text).empty())
+      << testing::PrintToString(check_exposition(text)) << "\n"
+      << text;
   const std::string labels =
-      "{gpu=\"0\",UUID=\"GPU-0000\",device=\"nvidia0\",modelName=\"NVIDIA H200\",Hostname=\"gpu-01\"";
+      "{gpu=\"0\",UUID=\"GPU-0000\",device=\"nvidia0\",modelName=\"NVIDIA "
+      "H200\",Hostname=\"gpu-01\"";
   EXPECT_NE(text.find("DCGM_FI_DEV_MEM_COPY_UTIL" + labels + "} 31\n"), std::string::npos) << text;
   EXPECT_NE(text.find("DCGM_FI_DEV_SM_CLOCK" + labels + "} 1980\n"), std::string::npos);
   EXPECT_NE(text.find("DCGM_FI_DEV_MEM_CLOCK" + labels + "} 2619\n"), std::string::npos);

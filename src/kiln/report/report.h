@@ -24,8 +24,8 @@ namespace kiln::report {
 using Json = nlohmann::ordered_json;
 
 struct ReportOptions {
-  int slowest = 10;           // the N slowest tests
-  int max_failures = 100;     // failures listed (the totals count all)
+  int slowest = 10;            // the N slowest tests
+  int max_failures = 100;      // failures listed (the totals count all)
   int benchmark_history = 20;  // points of each benchmark series' trend
   // GPU samples of a job, for the utilization/memory charts: an array of series (gpu_series).
   // Unset: the job's samples in the store (Store::list_gpu_samples); tests set it.

@@ -89,8 +89,8 @@ class ReportTest : public store::testing::TempDirTest {
     ASSERT_TRUE(store_->create_step(step));
 
     // The pytest sample of the fuzz corpus, stored as the engine stores it.
-    auto parsed = parse_junit_file(std::filesystem::path(KILN_SOURCE_DIR) /
-                                   "fuzz/corpus/junit/pytest.xml");
+    auto parsed =
+        parse_junit_file(std::filesystem::path(KILN_SOURCE_DIR) / "fuzz/corpus/junit/pytest.xml");
     ASSERT_TRUE(parsed);
     std::vector<store::TestCase> rows;
     for (const auto& c : parsed->cases) {
@@ -297,7 +297,6 @@ TEST(FormatMsTest, Durations) {
   EXPECT_EQ(format_ms(184'000), "3m04s");
   EXPECT_EQ(format_ms(3'720'000), "1h02m");
 }
-
 
 TEST(FormatNumberTest, AtMostThreeDecimalsUnitKept) {
   EXPECT_EQ(format_number(1.9189999999999998, "ms"), "1.919 ms");

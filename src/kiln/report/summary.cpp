@@ -83,7 +83,8 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
   query.run_id = run_id;
   KILN_TRY(auto cases, store.list_test_cases(query));
   std::map<std::int64_t, std::string> job_names;
-  for (const auto& [job, steps] : detail.jobs) job_names[job.id] = job.name.empty() ? job.key : job.name;
+  for (const auto& [job, steps] : detail.jobs)
+    job_names[job.id] = job.name.empty() ? job.key : job.name;
 
   Json jobs = Json::array();
   for (const auto& [job, steps] : detail.jobs) {
@@ -114,15 +115,15 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
                            {"exit_code", step.exit_code ? Json(*step.exit_code) : Json(nullptr)},
                            {"duration_ms", duration_of(step.started_at, step.finished_at)}});
     row["steps"] = std::move(step_rows);
-    Json totals = {{"total", 0}, {"passed", 0},  {"failed", 0}, {"errors", 0},
-                   {"skipped", 0}, {"flaky", 0}, {"seconds", 0.0}};
+    Json totals = {{"total", 0},   {"passed", 0}, {"failed", 0},   {"errors", 0},
+                   {"skipped", 0}, {"flaky", 0},  {"seconds", 0.0}};
     for (const auto& c : cases) {
       if (c.job_id != job.id) continue;
       totals["total"] = totals["total"].get<int>() + 1;
-      const char* key = c.status == "passed"    ? "passed"
-                        : c.status == "failed"  ? "failed"
-                        : c.status == "error"   ? "errors"
-                                                : "skipped";
+      const char* key = c.status == "passed"   ? "passed"
+                        : c.status == "failed" ? "failed"
+                        : c.status == "error"  ? "errors"
+                                               : "skipped";
       totals[key] = totals[key].get<int>() + 1;
       if (c.flaky) totals["flaky"] = totals["flaky"].get<int>() + 1;
       totals["seconds"] = totals["seconds"].get<double>() + c.seconds;
@@ -144,8 +145,8 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
   }
   report["jobs"] = std::move(jobs);
 
-  Json tests = {{"total", 0}, {"passed", 0},  {"failed", 0}, {"errors", 0},
-                {"skipped", 0}, {"flaky", 0}, {"seconds", 0.0}};
+  Json tests = {{"total", 0},   {"passed", 0}, {"failed", 0},   {"errors", 0},
+                {"skipped", 0}, {"flaky", 0},  {"seconds", 0.0}};
   for (const auto& job : report["jobs"])
     for (const char* key : {"total", "passed", "failed", "errors", "skipped", "flaky"})
       tests[key] = tests[key].get<int>() + job["tests"][key].get<int>();
@@ -170,9 +171,10 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
   Json slowest = Json::array();
   for (const auto* c : by_time) {
     if (static_cast<int>(slowest.size()) >= options.slowest) break;
-    slowest.push_back(
-        {{"job", job_names[c->job_id]}, {"test", test_id(*c)}, {"seconds", c->seconds},
-         {"status", c->status}});
+    slowest.push_back({{"job", job_names[c->job_id]},
+                       {"test", test_id(*c)},
+                       {"seconds", c->seconds},
+                       {"status", c->status}});
   }
   tests["failures"] = std::move(failures);
   tests["slowest"] = std::move(slowest);

@@ -90,20 +90,20 @@ json to_json(const store::LogChunk& chunk) {
 }
 
 json to_json(const store::Trigger& trigger) {
-  return {{"id", trigger.id},
-          {"delivery", trigger.delivery},
-          {"repository", trigger.repository},
-          {"event", trigger.event},
-          {"ref", trigger.ref},
-          {"sha", trigger.sha},
-          {"sender", trigger.sender},
-          {"status", store::to_string(trigger.status)},
-          {"message", trigger.message},
-          {"run_ids", trigger.run_ids.is_array() ? json::parse(trigger.run_ids.dump())
-                                                 : json::array()},
-          {"rerun", json::parse(trigger.rerun.dump())},
-          {"created_at", trigger.created_at},
-          {"updated_at", trigger.updated_at}};
+  return {
+      {"id", trigger.id},
+      {"delivery", trigger.delivery},
+      {"repository", trigger.repository},
+      {"event", trigger.event},
+      {"ref", trigger.ref},
+      {"sha", trigger.sha},
+      {"sender", trigger.sender},
+      {"status", store::to_string(trigger.status)},
+      {"message", trigger.message},
+      {"run_ids", trigger.run_ids.is_array() ? json::parse(trigger.run_ids.dump()) : json::array()},
+      {"rerun", json::parse(trigger.rerun.dump())},
+      {"created_at", trigger.created_at},
+      {"updated_at", trigger.updated_at}};
 }
 
 json to_json(int index, const engine::GpuState& state) {

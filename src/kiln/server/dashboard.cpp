@@ -53,11 +53,16 @@ std::string_view content_type_of(std::string_view path) {
     std::string_view extension, type;
   };
   static constexpr Type k_types[] = {
-      {".html", "text/html; charset=utf-8"},  {".js", "text/javascript; charset=utf-8"},
-      {".css", "text/css; charset=utf-8"},    {".svg", "image/svg+xml"},
-      {".png", "image/png"},                  {".ico", "image/x-icon"},
-      {".json", "application/json"},          {".txt", "text/plain; charset=utf-8"},
-      {".woff2", "font/woff2"},               {".map", "application/json"},
+      {".html", "text/html; charset=utf-8"},
+      {".js", "text/javascript; charset=utf-8"},
+      {".css", "text/css; charset=utf-8"},
+      {".svg", "image/svg+xml"},
+      {".png", "image/png"},
+      {".ico", "image/x-icon"},
+      {".json", "application/json"},
+      {".txt", "text/plain; charset=utf-8"},
+      {".woff2", "font/woff2"},
+      {".map", "application/json"},
   };
   for (const auto& [extension, type] : k_types)
     if (path.ends_with(extension)) return type;
@@ -70,23 +75,23 @@ void register_dashboard_routes(httplib::Server& http, store::Store& store) {
   http.Get(R"(/ui/.*)", serve_file);
   // The report document of `kiln report RUN --format json`, built by the same function, for the
   // run page's tests and benchmark trends. Readable without a token, as runs are.
-  http.Get(R"(/api/runs/(\d+)/report)", [&store](const httplib::Request& req,
-                                                 httplib::Response& res) {
-    auto id = parse_id(req.matches[1].str());
-    if (!id) return reply_error(res, 404, "no such run");
-    report::ReportOptions options;
-    std::int64_t slowest = options.slowest;
-    if (auto read = read_integers(req.params, {{"slowest", &slowest, 0, 10000}}); !read)
-      return reply_error(res, 400, read.error().message);
-    options.slowest = static_cast<int>(slowest);
-    auto document = report::build_run_report(store, *id, options);
-    if (!document)
-      return reply_error(res, document.error().code == ErrorCode::not_found ? 404 : 500,
-                         document.error().message);
-    res.status = 200;
-    res.set_content(document->dump(-1, ' ', false, json::error_handler_t::replace),
-                    "application/json");
-  });
+  http.Get(R"(/api/runs/(\d+)/report)",
+           [&store](const httplib::Request& req, httplib::Response& res) {
+             auto id = parse_id(req.matches[1].str());
+             if (!id) return reply_error(res, 404, "no such run");
+             report::ReportOptions options;
+             std::int64_t slowest = options.slowest;
+             if (auto read = read_integers(req.params, {{"slowest", &slowest, 0, 10000}}); !read)
+               return reply_error(res, 400, read.error().message);
+             options.slowest = static_cast<int>(slowest);
+             auto document = report::build_run_report(store, *id, options);
+             if (!document)
+               return reply_error(res, document.error().code == ErrorCode::not_found ? 404 : 500,
+                                  document.error().message);
+             res.status = 200;
+             res.set_content(document->dump(-1, ' ', false, json::error_handler_t::replace),
+                             "application/json");
+           });
 }
 
 }  // namespace kiln::server

@@ -44,8 +44,8 @@ TEST(Dashboard, ThePageNamesOnlyEmbeddedAssets) {
   ASSERT_NE(html.find("<div id=\"app\">"), std::string::npos);
   std::regex asset(R"re((?:src|href)="(/ui/assets/[^"]+)")re");
   int found = 0;
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), asset); it != std::sregex_iterator();
-       ++it) {
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), asset);
+       it != std::sregex_iterator(); ++it) {
     const std::string path = (*it)[1].str();
     const auto* file = dashboard_file_for(path);
     ASSERT_NE(file, nullptr) << path;

@@ -111,7 +111,8 @@ Result<std::vector<std::int64_t>> Poller::poll_once(const config::ServeRepositor
                               {"sender", {{"login", "kiln-poll"}}}};
     KILN_TRY(auto event, parse_webhook("push", payload.dump()));
     const std::string delivery = poll_delivery(repository.name, ref, sha);
-    KILN_TRY(auto created, store_.create_trigger(make_trigger(event, delivery, serve_, repository)));
+    KILN_TRY(auto created,
+             store_.create_trigger(make_trigger(event, delivery, serve_, repository)));
     // The head is recorded after the trigger exists: a crash in between re-creates nothing
     // (the delivery id is taken) and loses nothing.
     KILN_TRY_VOID(store_.set_poll_head(repository.name, ref, sha));

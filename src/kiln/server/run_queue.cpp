@@ -55,9 +55,7 @@ class ServeObserver final : public engine::RunObserver {
       spdlog::warn("trigger {}: {}", trigger_.id, updated.error().message);
     on_run_(run_id);
   }
-  void job_started(const std::string& job_key) override {
-    post(job_key, "pending", "running");
-  }
+  void job_started(const std::string& job_key) override { post(job_key, "pending", "running"); }
   void job_line(const std::string&, std::string_view, std::string_view) override {}
   void job_finished(const engine::JobSummary& job) override {
     if (job.conclusion == store::Conclusion::skipped) return;
@@ -128,12 +126,13 @@ Status RunQueue::start() {
     const bool too_often = interrupted_runs >= k_max_interrupted_runs;
     const bool requeue = settings_.serve.on_restart == config::OnRestart::requeue && !too_often;
     trigger.status = requeue ? TriggerStatus::queued : TriggerStatus::failed;
-    trigger.message =
-        requeue     ? "requeued: the server stopped while it ran"
-        : too_often ? fmt::format("the server stopped while it ran; {} runs were interrupted, "
-                                  "so it is not requeued again",
-                                  interrupted_runs)
-                    : "the server stopped while it ran";
+    trigger.message = requeue ? "requeued: the server stopped while it ran"
+                      : too_often
+                          ? fmt::format(
+                                "the server stopped while it ran; {} runs were interrupted, "
+                                "so it is not requeued again",
+                                interrupted_runs)
+                          : "the server stopped while it ran";
     trigger.updated_at = 0;
     KILN_TRY_VOID(store_.update_trigger(trigger));
     spdlog::info("trigger {}: left running by a server that stopped: {}", trigger.id,
@@ -163,8 +162,8 @@ void RunQueue::enqueue(std::int64_t trigger_id) {
 Status RunQueue::approve(std::int64_t trigger_id, const std::string& who) {
   KILN_TRY(auto trigger, store_.get_trigger(trigger_id));
   if (trigger.status != TriggerStatus::waiting_approval)
-    return fail(ErrorCode::invalid_input, "trigger {} is {}, not waiting for approval",
-                trigger_id, store::to_string(trigger.status));
+    return fail(ErrorCode::invalid_input, "trigger {} is {}, not waiting for approval", trigger_id,
+                store::to_string(trigger.status));
   trigger.status = TriggerStatus::queued;
   trigger.message = fmt::format("approved by {}", who);
   trigger.updated_at = 0;

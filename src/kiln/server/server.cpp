@@ -56,9 +56,12 @@ void reply_error(Response& res, int status, const std::string& message) {
 }
 int http_status(const Error& error) {
   switch (error.code) {
-    case ErrorCode::not_found: return 404;
-    case ErrorCode::invalid_input: return 409;
-    default: return 500;
+    case ErrorCode::not_found:
+      return 404;
+    case ErrorCode::invalid_input:
+      return 409;
+    default:
+      return 500;
   }
 }
 
@@ -208,13 +211,15 @@ class Service {
     };
     post_with_body(http_, R"(/api/runs/(\d+)/cancel)", k_max_api_body, token,
                    [this](const Request& req, Response& res) {
-      const auto id = path_id(req);
-      auto run = store_->get_run(id);
-      if (!run) return reply_error(res, http_status(run.error()), run.error().message);
-      if (!queue_.cancel_run(id))
-        return reply_error(res, 409, fmt::format("run {} is not running on this server", id));
-      reply(res, 202, {{"cancelling", id}});
-    });
+                     const auto id = path_id(req);
+                     auto run = store_->get_run(id);
+                     if (!run)
+                       return reply_error(res, http_status(run.error()), run.error().message);
+                     if (!queue_.cancel_run(id))
+                       return reply_error(res, 409,
+                                          fmt::format("run {} is not running on this server", id));
+                     reply(res, 202, {{"cancelling", id}});
+                   });
     http_.Get("/api/triggers", [this](const Request& req, Response& res) {
       std::int64_t limit = 50;
       if (auto read = read_integers(req.params, {{"limit", &limit, 0, k_max_limit}}); !read)
@@ -232,18 +237,21 @@ class Service {
     });
     post_with_body(http_, R"(/api/triggers/(\d+)/approve)", k_max_api_body, token,
                    [this](const Request& req, Response& res) {
-      if (draining_) return reply_error(res, 503, "the server is shutting down");
-      auto approved = queue_.approve(path_id(req), "the API");
-      if (!approved) return reply_error(res, http_status(approved.error()), approved.error().message);
-      reply(res, 202, {{"approved", path_id(req)}});
-    });
+                     if (draining_) return reply_error(res, 503, "the server is shutting down");
+                     auto approved = queue_.approve(path_id(req), "the API");
+                     if (!approved)
+                       return reply_error(res, http_status(approved.error()),
+                                          approved.error().message);
+                     reply(res, 202, {{"approved", path_id(req)}});
+                   });
     post_with_body(http_, R"(/api/triggers/(\d+)/cancel)", k_max_api_body, token,
                    [this](const Request& req, Response& res) {
-      auto cancelled = queue_.cancel_trigger(path_id(req));
-      if (!cancelled)
-        return reply_error(res, http_status(cancelled.error()), cancelled.error().message);
-      reply(res, 202, {{"cancelling", path_id(req)}});
-    });
+                     auto cancelled = queue_.cancel_trigger(path_id(req));
+                     if (!cancelled)
+                       return reply_error(res, http_status(cancelled.error()),
+                                          cancelled.error().message);
+                     reply(res, 202, {{"cancelling", path_id(req)}});
+                   });
     post_with_body(http_, "/api/triggers", k_max_api_body, token,
                    [this](const Request& req, Response& res) { trigger(req, res); });
     register_telemetry_routes(http_, *store_);
@@ -296,7 +304,8 @@ class Service {
         body["repository"]["full_name"].is_string())
       full_name = body["repository"]["full_name"].get<std::string>();
     const auto* repository = find_repository(serve_, full_name);
-    if (!repository || !signed_by[static_cast<std::size_t>(repository - serve_.repositories.data())])
+    if (!repository ||
+        !signed_by[static_cast<std::size_t>(repository - serve_.repositories.data())])
       return refuse();
     auto event = parse_webhook(event_name, body_text);
     if (!event) return reply_error(res, 400, event.error().message);
@@ -322,7 +331,8 @@ class Service {
     auto stored = store_->get_trigger(id);
     const bool waits = stored && stored->status == store::TriggerStatus::waiting_approval;
     if (!waits) queue_.enqueue(id);
-    spdlog::info("webhook {}: trigger {} {}", delivery, id, waits ? "waits for approval" : "queued");
+    spdlog::info("webhook {}: trigger {} {}", delivery, id,
+                 waits ? "waits for approval" : "queued");
     reply(res, 202, {{"trigger", id}, {"status", waits ? "waiting_approval" : "queued"}});
   }
 
@@ -333,7 +343,8 @@ class Service {
     if (draining_) return reply_error(res, 503, "the server is shutting down");
     auto body = nlohmann::json::parse(req.body, nullptr, false);
     if (!body.is_object() || !body["repository"].is_string() || !body["ref"].is_string())
-      return reply_error(res, 400, "expected {\"repository\": \"owner/name\", \"ref\": \"refs/...\"}");
+      return reply_error(res, 400,
+                         "expected {\"repository\": \"owner/name\", \"ref\": \"refs/...\"}");
     const auto* repository = find_repository(serve_, body["repository"].get<std::string>());
     if (!repository) return reply_error(res, 404, "the repository is not configured");
     std::string ref = body["ref"].get<std::string>();
@@ -415,7 +426,10 @@ class Service {
   std::unique_ptr<httplib::Server> http_owner_;  // an SSLServer with serve.tls
   httplib::Server& http_;
   std::atomic<bool> draining_{false};
-  RouteContext routes_{options_, *store_, queue_, draining_,
+  RouteContext routes_{options_,
+                       *store_,
+                       queue_,
+                       draining_,
                        [this](const Request& req, Response& res) { return authorized(req, res); },
                        {}};
 };
@@ -427,8 +441,8 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
   if (serve_config.repositories.empty())
     return fail(ErrorCode::invalid_input, "{}: serve.repositories lists no repository",
                 options.config.file.empty() ? "kiln.yml" : options.config.file.string());
-  const fs::path base = options.config.file.empty() ? fs::current_path()
-                                                    : options.config.file.parent_path();
+  const fs::path base =
+      options.config.file.empty() ? fs::current_path() : options.config.file.parent_path();
   QueueSettings settings;
   settings.serve = serve_config;
   settings.base = options.base;
@@ -446,9 +460,8 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
   settings.work_dir = fs::absolute(settings.work_dir);
   settings.base.artifact_dir = settings.work_dir / "artifacts";  // checkouts are removed
   if (settings.public_url.empty())
-    settings.public_url =
-        fmt::format("{}://{}:{}", serve_config.tls ? "https" : "http", serve_config.listen_host,
-                    serve_config.listen_port);
+    settings.public_url = fmt::format("{}://{}:{}", serve_config.tls ? "https" : "http",
+                                      serve_config.listen_host, serve_config.listen_port);
   Service service(options, std::move(store), std::move(settings), std::move(http));
   return service.run(stop);
 }

@@ -41,7 +41,8 @@ TEST(Signature, RejectsWhatDoesNotMatch) {
 }
 
 TEST(Signature, StreamingMatchesEachSecretOverPieces) {
-  StreamingSignatures signatures({"another secret", std::string(k_secret), "", std::string(k_secret)});
+  StreamingSignatures signatures(
+      {"another secret", std::string(k_secret), "", std::string(k_secret)});
   signatures.update("Hello, ");
   signatures.update("");
   signatures.update("World!");

@@ -23,8 +23,7 @@ Status StatusClient::post(const std::string& repository, const std::string& sha,
   httplib::Client client(origin);
   client.set_connection_timeout(10);
   client.set_read_timeout(30);
-  httplib::Headers headers = {{"Accept", "application/vnd.github+json"},
-                              {"User-Agent", "kiln"}};
+  httplib::Headers headers = {{"Accept", "application/vnd.github+json"}, {"User-Agent", "kiln"}};
   if (!token_.empty()) headers.emplace("Authorization", "token " + token_);
   nlohmann::json body = {{"state", status.state},
                          {"context", status.context},
@@ -36,8 +35,8 @@ Status StatusClient::post(const std::string& repository, const std::string& sha,
     return fail(ErrorCode::io_error, "commit status for {}: POST {}{}: {}", sha, origin, path,
                 httplib::to_string(response.error()));
   if (response->status < 200 || response->status >= 300)
-    return fail(ErrorCode::io_error, "commit status for {}: POST {}{}: HTTP {}", sha, origin,
-                path, response->status);
+    return fail(ErrorCode::io_error, "commit status for {}: POST {}{}: HTTP {}", sha, origin, path,
+                response->status);
   return {};
 }
 

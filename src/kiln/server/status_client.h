@@ -10,7 +10,7 @@
 namespace kiln::server {
 
 struct CommitStatus {
-  std::string state;  // pending, success, failure, error
+  std::string state;        // pending, success, failure, error
   std::string context;      // "kiln / CI / build": one status line per job
   std::string description;  // one line for a person
   std::string target_url;   // link to the run on the server

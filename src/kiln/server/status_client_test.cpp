@@ -30,9 +30,9 @@ TEST(StatusClient, PostsOneStatusPerCallToTheForgesPath) {
 
   StatusClient client(fmt::format("http://127.0.0.1:{}/api/v1/", port), "tok");
   const std::string sha = "0123456789abcdef0123456789abcdef01234567";
-  auto posted = client.post("acme/widgets", sha,
-                            {"success", "kiln / CI / build", "succeeded in 2s",
-                             "http://ci.example/api/runs/3"});
+  auto posted = client.post(
+      "acme/widgets", sha,
+      {"success", "kiln / CI / build", "succeeded in 2s", "http://ci.example/api/runs/3"});
   EXPECT_TRUE(posted) << posted.error().message;
   forge.stop();
   thread.join();

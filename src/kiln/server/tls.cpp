@@ -75,11 +75,11 @@ Result<std::unique_ptr<httplib::Server>> make_http_server(const config::ServeCon
   auto server =
       std::make_unique<BoundedHttpsServer>(serve.tls->cert.c_str(), serve.tls->key.c_str());
   if (!server->is_valid())
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("serve.tls: OpenSSL refused {} and {} ({})",
-                                  serve.tls->cert.string(), serve.tls->key.string(),
-                                  openssl_reason("no reason given")),
-                      serve.tls->cert_where);
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("serve.tls: OpenSSL refused {} and {} ({})", serve.tls->cert.string(),
+                    serve.tls->key.string(), openssl_reason("no reason given")),
+        serve.tls->cert_where);
   return std::unique_ptr<httplib::Server>(std::move(server));
 }
 

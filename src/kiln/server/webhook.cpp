@@ -52,8 +52,7 @@ Result<WebhookEvent> parse_dispatch(WebhookEvent event) {
     for (auto& [key, value] : inputs->items()) {
       if (value.is_string()) continue;
       if (value.is_object() || value.is_array())
-        return fail(ErrorCode::invalid_input, "workflow_dispatch: input '{}' is not a value",
-                    key);
+        return fail(ErrorCode::invalid_input, "workflow_dispatch: input '{}' is not a value", key);
       value = value.is_null() ? std::string() : value.dump();
     }
   }
@@ -134,8 +133,8 @@ Status check_event_time(const WebhookEvent& event, std::int64_t now_ms) {
   const std::int64_t skew = std::chrono::milliseconds(k_future_skew).count();
   if (*when < now_ms - window)
     return fail(ErrorCode::invalid_input,
-                "the {} happened {} h ago, before the replay window of {} h: not run",
-                event.event, (now_ms - *when) / 3'600'000, k_replay_window.count());
+                "the {} happened {} h ago, before the replay window of {} h: not run", event.event,
+                (now_ms - *when) / 3'600'000, k_replay_window.count());
   if (*when > now_ms + skew)
     return fail(ErrorCode::invalid_input,
                 "the {} is dated {} s in the future (more than the {} min allowed for clock skew)",

@@ -173,8 +173,8 @@ TEST(Webhook, PayloadIdentityIsTheEventAndTheBodysDigest) {
   EXPECT_EQ(identity.size(), 5u + 64u);
   EXPECT_EQ(identity, payload_identity(*event, body));  // a replay: the same body
   EXPECT_NE(identity, payload_identity(*event, body + " "));
-  auto dispatch = parse_webhook(
-      "workflow_dispatch", R"({"ref": "main", "repository": {"full_name": "acme/widgets"}})");
+  auto dispatch = parse_webhook("workflow_dispatch",
+                                R"({"ref": "main", "repository": {"full_name": "acme/widgets"}})");
   ASSERT_TRUE(dispatch);
   EXPECT_EQ(payload_identity(*dispatch, "{}"), "");  // no moment in it: not checked
 }

@@ -200,8 +200,8 @@ Result<std::unique_ptr<LogWriter>> open_journaled_log_writer(Store& store,
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
-    return fail(ErrorCode::io_error, "cannot create the log journal directory {}: {}",
-                dir.string(), ec.message());
+    return fail(ErrorCode::io_error, "cannot create the log journal directory {}: {}", dir.string(),
+                ec.message());
   auto file = dir / fmt::format("job-{}.log", job_id);
   // 0600: a journal holds what the store holds (store.h: already masked, but still a job's log).
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);

@@ -201,12 +201,12 @@ struct BenchmarkResult {
   std::string branch{};      // "main" (a branch name, not a ref)
   std::string testbed{};     // e.g. "gpu=NVIDIA H200 x1; driver=550.54; labels=gpu,self-hosted"
   std::string commit_sha{};
-  TimeMs time = 0;  // when measured (ingested); 0 means now
+  TimeMs time = 0;                       // when measured (ingested); 0 means now
   std::optional<std::int64_t> run_id{};  // the run and job that published it, if any
   std::optional<std::int64_t> job_id{};
-  std::string source{};          // the file it came from
-  std::string format{};          // "google-benchmark", "custom"...
-  double value = 0;              // the summary (median of the samples when there are some)
+  std::string source{};           // the file it came from
+  std::string format{};           // "google-benchmark", "custom"...
+  double value = 0;               // the summary (median of the samples when there are some)
   std::vector<double> samples{};  // repetitions, possibly none
   nlohmann::json extra{};         // e.g. {"threshold": 10}
 };
@@ -228,8 +228,8 @@ struct TestCase {
   std::string details{};    // the failure/error text (a traceback), truncated
   std::string output{};     // system-out + system-err, truncated
   std::string file{};       // the XML file, relative to the workspace
-  bool flaky = false;  // passed here after failing in another run of the same commit
-  TimeMs time = 0;     // when ingested; 0 means now
+  bool flaky = false;       // passed here after failing in another run of the same commit
+  TimeMs time = 0;          // when ingested; 0 means now
 };
 
 // Filters of list_test_cases; empty strings and empty optionals match everything.
@@ -255,7 +255,7 @@ struct BenchmarkQuery {
   std::optional<std::int64_t> run_id{};          // only this run's results
   std::optional<std::int64_t> exclude_run_id{};  // every result but this run's
   std::string commit{};  // commits starting with this (hex digits only; empty: any)
-  int limit = 0;  // the newest N (0: all); results come oldest first either way
+  int limit = 0;         // the newest N (0: all); results come oldest first either way
 };
 
 // A run with its jobs and each job's steps, for `kiln report` and the API.
@@ -302,7 +302,7 @@ Result<TriggerStatus> parse_trigger_status(std::string_view text);
 
 struct Trigger {
   std::int64_t id = 0;
-  std::string delivery{};    // the forge's delivery id (X-GitHub-Delivery), unique; "" for none
+  std::string delivery{};  // the forge's delivery id (X-GitHub-Delivery), unique; "" for none
   // The payload's identity ("push:SHA256-OF-BODY"), unique too: a signed body delivered again
   // under a new delivery id is a replay. "" for none (not checked).
   std::string identity{};
@@ -310,7 +310,7 @@ struct Trigger {
   std::string event{};       // push, pull_request
   std::string ref{};         // refs/heads/main, refs/pull/7/head
   std::string sha{};
-  std::string sender{};      // who caused it (login), for the approval decision and the record
+  std::string sender{};  // who caused it (login), for the approval decision and the record
   TriggerStatus status = TriggerStatus::queued;
   std::string message{};     // why it failed or waits; who approved it
   nlohmann::json payload{};  // the event payload (github.event)
@@ -318,8 +318,8 @@ struct Trigger {
   // null for an event; {"run": ID, "failed_only": BOOL} for a re-run of run ID (the server
   // runs that run's workflow again at the same commit, with the same payload).
   nlohmann::json rerun{};
-  TimeMs created_at = 0;     // 0: now
-  TimeMs updated_at = 0;     // 0: now
+  TimeMs created_at = 0;  // 0: now
+  TimeMs updated_at = 0;  // 0: now
 };
 
 // One stored GPU sample of a job (issue 5; engine/gpu_sample_writer.h writes them while the job
@@ -329,9 +329,9 @@ struct Trigger {
 struct GpuSampleRecord {
   std::int64_t id = 0;
   std::int64_t job_id = 0;
-  int gpu_index = 0;        // the GPU's inventory index
-  std::string gpu_uuid{};   // "GPU-..."; empty when unknown
-  TimeMs time = 0;          // when the GPU was read
+  int gpu_index = 0;                               // the GPU's inventory index
+  std::string gpu_uuid{};                          // "GPU-..."; empty when unknown
+  TimeMs time = 0;                                 // when the GPU was read
   std::optional<double> utilization_pct{};         // compute, 0-100
   std::optional<double> memory_utilization_pct{};  // memory controller, 0-100
   std::int64_t memory_used_mib = 0;

@@ -13,8 +13,8 @@
 #include "kiln/store/sqlite.h"
 
 // Column lists, in the order the read_* functions expect them.
-#define KILN_SQL_RUN_COLUMNS                                                        \
-  "id, number, repository, workflow_path, workflow_name, event, ref, sha, status, " \
+#define KILN_SQL_RUN_COLUMNS                                                              \
+  "id, number, repository, workflow_path, workflow_name, event, ref, sha, status, "       \
   "created_at, started_at, finished_at, owner_pid, owner_start_time, owner_host, extra, " \
   "attempt, rerun_of"
 #define KILN_SQL_JOB_COLUMNS                                                              \

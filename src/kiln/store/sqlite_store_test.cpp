@@ -102,7 +102,9 @@ TEST_F(SqliteStoreTest, ReopeningKeepsEverything) {
 }
 
 TEST_F(SqliteStoreTest, DatabaseFromAFutureKilnIsRefused) {
-  { ASSERT_TRUE(open()); }
+  {
+    ASSERT_TRUE(open());
+  }
   set_user_version(db_path(), latest_schema_version() + 1);
   auto store = open_sqlite_store(db_path());
   ASSERT_FALSE(store);

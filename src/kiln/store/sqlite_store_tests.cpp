@@ -5,7 +5,7 @@
 #include "kiln/store/sqlite_rows.h"
 #include "kiln/store/sqlite_store_impl.h"
 
-#define KILN_SQL_TEST_CASE_COLUMNS                                                          \
+#define KILN_SQL_TEST_CASE_COLUMNS                                                        \
   "id, run_id, job_id, repository, commit_sha, suite, classname, name, status, seconds, " \
   "message, details, output, file, flaky, time"
 
@@ -35,8 +35,7 @@ TestCase read_test_case(const sqlite::Statement& row) {
 
 Status check(const TestCase& c) {
   if (c.name.empty()) return fail(ErrorCode::invalid_input, "a test case needs a name");
-  if (c.status != "passed" && c.status != "failed" && c.status != "error" &&
-      c.status != "skipped")
+  if (c.status != "passed" && c.status != "failed" && c.status != "error" && c.status != "skipped")
     return fail(ErrorCode::invalid_input,
                 "test '{}': status must be passed, failed, error or skipped, not '{}'", c.name,
                 c.status);

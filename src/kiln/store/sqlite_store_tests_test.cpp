@@ -89,10 +89,9 @@ TEST_F(TestCaseStoreTest, RoundTripKeepsEveryField) {
 TEST_F(TestCaseStoreTest, FiltersSelectRunsTestsAndFailures) {
   auto first = run_with_job("c0ffee");
   auto second = run_with_job("c0ffee");
-  std::vector<TestCase> rows = {test_case(first, "test_a", "failed", 1000),
-                                test_case(first, "test_b", "passed", 1001),
-                                test_case(second, "test_a", "passed", 2000),
-                                test_case(second, "test_c", "error", 2001)};
+  std::vector<TestCase> rows = {
+      test_case(first, "test_a", "failed", 1000), test_case(first, "test_b", "passed", 1001),
+      test_case(second, "test_a", "passed", 2000), test_case(second, "test_c", "error", 2001)};
   ASSERT_TRUE(store_->add_test_cases(rows));
 
   TestCaseQuery query;

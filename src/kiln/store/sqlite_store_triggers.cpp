@@ -11,7 +11,7 @@ using sqlite::StatementUse;
 
 namespace {
 
-#define KILN_SQL_TRIGGER_COLUMNS                                                            \
+#define KILN_SQL_TRIGGER_COLUMNS                                                           \
   "id, delivery, repository, event, ref, sha, sender, status, message, payload, run_ids, " \
   "created_at, updated_at, rerun"
 
@@ -109,7 +109,8 @@ Result<Trigger> SqliteStore::get_trigger(std::int64_t trigger_id) {
 Result<std::vector<Trigger>> SqliteStore::list_triggers(std::optional<TriggerStatus> status,
                                                         int limit) {
   static constexpr std::string_view k_sql =
-      "SELECT " KILN_SQL_TRIGGER_COLUMNS " FROM triggers "
+      "SELECT " KILN_SQL_TRIGGER_COLUMNS
+      " FROM triggers "
       "WHERE (?1 IS NULL OR status = ?1) ORDER BY id DESC LIMIT ?2";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
@@ -130,7 +131,7 @@ Result<std::vector<Trigger>> SqliteStore::list_triggers(std::optional<TriggerSta
 }
 
 Result<std::optional<std::string>> SqliteStore::get_poll_head(std::string_view repository,
-                                                               std::string_view ref) {
+                                                              std::string_view ref) {
   static constexpr std::string_view k_sql =
       "SELECT sha FROM poll_heads WHERE repository = ?1 AND ref = ?2";
   std::lock_guard lock(mutex_);
@@ -151,10 +152,7 @@ Status SqliteStore::set_poll_head(std::string_view repository, std::string_view 
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
-  use->bind(1, repository)
-      .bind(2, ref)
-      .bind(3, sha)
-      .bind(4, now_ms());
+  use->bind(1, repository).bind(2, ref).bind(3, sha).bind(4, now_ms());
   return use->run();
 }
 

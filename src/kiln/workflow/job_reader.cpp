@@ -63,8 +63,7 @@ RunsOn read_runs_on(Reader& reader, const Entry& entry) {
                      fmt::format("runs-on group '{}' is not used: this host has no runner groups; "
                                  "the job runs where its labels are served",
                                  runs_on.group ? runs_on.group->value : std::string()));
-    }
-    else if (auto labels = reader.text_list(e, true))
+    } else if (auto labels = reader.text_list(e, true))
       runs_on.labels = std::move(*labels);
   }
   if (entries->empty()) reader.error(entry.value_where, "'runs-on' needs 'group' or 'labels'");

@@ -8,7 +8,7 @@ const Job* Workflow::find_job(std::string_view id) const {
   if (!job_index.empty()) {
     auto found = job_index.find(id);
     return found == job_index.end() || found->second >= jobs.size() ? nullptr
-                                                                      : &jobs[found->second];
+                                                                    : &jobs[found->second];
   }
   auto it = std::ranges::find(jobs, id, &Job::id);
   return it == jobs.end() ? nullptr : &*it;

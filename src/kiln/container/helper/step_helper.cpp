@@ -279,7 +279,7 @@ int run(const char* path, const char* dir, int argc, char** argv) {
   int null = open("/dev/null", O_WRONLY);
   dup2(null, 1);
   dup2(null, 2);
-  struct sigaction action {};
+  struct sigaction action{};
   action.sa_handler = forward;
   sigemptyset(&action.sa_mask);
   for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaction(s, &action, nullptr);

@@ -191,7 +191,8 @@ __attribute__((visibility("default"))) nvml::Return nvmlDeviceGetComputeRunningP
 
 __attribute__((visibility("default"))) nvml::Return nvmlDeviceGetTotalEccErrors(
     nvml::Device device, int error_type, int counter_type, unsigned long long* count) {
-  if (error_type != nvml::k_memory_error_uncorrected || counter_type != nvml::k_ecc_counter_volatile)
+  if (error_type != nvml::k_memory_error_uncorrected ||
+      counter_type != nvml::k_ecc_counter_volatile)
     return nvml::k_error_invalid_argument;
   *count = index_of(device) == 3 ? 2 : 0;
   return nvml::k_success;
@@ -272,9 +273,12 @@ __attribute__((visibility("default"))) nvml::Return nvmlDeviceGetClockInfo(nvml:
                                                                            int type,
                                                                            unsigned* mhz) {
   (void)device;
-  if (type == nvml::k_clock_sm) *mhz = 1980;
-  else if (type == nvml::k_clock_mem) *mhz = 2619;
-  else return nvml::k_error_invalid_argument;
+  if (type == nvml::k_clock_sm)
+    *mhz = 1980;
+  else if (type == nvml::k_clock_mem)
+    *mhz = 2619;
+  else
+    return nvml::k_error_invalid_argument;
   return nvml::k_success;
 }
 
