@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <fmt/chrono.h>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,8 @@
 #include "kiln/container/engine.h"
 #include "kiln/engine/engine.h"
 #include "kiln/exec/process_tracker.h"
+#include "kiln/workflow/loader.h"
+#include "kiln/workflow/schedule.h"
 
 namespace kiln::cli {
 namespace {
@@ -199,6 +202,33 @@ void on_signal(int signal) {
   engine::request_cancel();
 }
 
+// --list, after the jobs: each `on.schedule` line of the workflows with its zone and next fire
+// times (what `kiln serve`'s clock will run), whatever the event.
+int list_schedules(const engine::RunOptions& options) {
+  namespace fs = std::filesystem;
+  auto files = workflow::discover_workflows(
+      options.workflows.value_or(options.repository / ".github" / "workflows"));
+  if (!files) return 0;  // the plan above has said what is wrong with them
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  for (const fs::path& file : *files) {
+    std::error_code ec;
+    fs::path shown = fs::relative(file, options.repository, ec);
+    if (ec || shown.empty() || shown.native().starts_with("..")) shown = file;
+    auto loaded = workflow::load_workflow_file(file, shown);
+    if (!loaded.workflow) continue;
+    auto schedules = workflow::schedules_of(*loaded.workflow);
+    if (!schedules) return report_error(schedules.error());
+    for (const auto& schedule : *schedules) {
+      std::string times;
+      for (const auto& at : workflow::next_fire_times(schedule, now, 3))
+        times += fmt::format("{}{:%Y-%m-%d %H:%M} UTC", times.empty() ? "" : ", ", at);
+      fmt::print("schedule  {}  '{}'  {}: next {}\n", shown.string(), schedule.cron,
+                 schedule.zone_name(), times.empty() ? "never" : times);
+    }
+  }
+  return 0;
+}
+
 // --list: the jobs the event would run, one line each (act's -l).
 int list_jobs(const engine::RunOptions& options) {
   auto plan = engine::plan_json(options);
@@ -223,7 +253,7 @@ int list_jobs(const engine::RunOptions& options) {
   for (const auto& skipped : (*plan)["not_triggered"])
     fmt::print("not triggered: {}: {}\n", skipped["workflow"].get<std::string>(),
                skipped["reason"].get<std::string>());
-  return 0;
+  return list_schedules(options);
 }
 
 int run_command(const RunArgs& args) {

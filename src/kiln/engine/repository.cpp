@@ -339,7 +339,8 @@ Result<plan::Event> make_event(const RunOptions& options, const RepositoryInfo& 
       payload["inputs"][key] = value;
     }
   } else if (event.name == "schedule") {
-    event.ref = "refs/heads/" + repo.default_branch;
+    // `kiln serve`'s clock names the default branch it read (schedule_clock.h).
+    event.ref = string_at(payload, ptr("/ref"), "refs/heads/" + repo.default_branch);
     event.sha = repo.head_sha;
     if (!payload.contains("schedule")) payload["schedule"] = "";
   } else if (event.name == "image_version") {

@@ -321,8 +321,9 @@ void RunQueue::execute(std::int64_t trigger_id) {
   options.repository_name = trigger.repository;
   options.event_name = trigger.event;
   options.event_file = event_file;
-  // A workflow_dispatch names the one workflow file it runs.
-  if (trigger.event == "workflow_dispatch" && trigger.payload.is_object()) {
+  // A workflow_dispatch, and a schedule's firing, name the one workflow file they run.
+  if ((trigger.event == "workflow_dispatch" || trigger.event == "schedule") &&
+      trigger.payload.is_object()) {
     auto workflow = trigger.payload.find("workflow");
     if (workflow != trigger.payload.end() && workflow->is_string())
       options.workflows = *checkout / workflow->get<std::string>();

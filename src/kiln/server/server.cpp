@@ -3,7 +3,11 @@
 #include <httplib.h>
 #include <openssl/crypto.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
+#include <iomanip>
+#include <sstream>
 #include <thread>
 
 #include <fmt/core.h>
@@ -19,6 +23,7 @@
 #include "kiln/server/query.h"
 #include "kiln/server/routes.h"
 #include "kiln/server/run_queue.h"
+#include "kiln/server/schedule_clock.h"
 #include "kiln/server/signature.h"
 #include "kiln/server/telemetry_routes.h"
 #include "kiln/server/tls.h"
@@ -65,6 +70,28 @@ int http_status(const Error& error) {
   }
 }
 
+// KILN_TEST_CLOCK_START=2026-07-01T07:29:58Z (tests only): the schedule clock starts at that
+// UTC time and runs at the real pace, so a test sees a firing without waiting for one.
+ScheduleClock::Now test_clock() {
+  const char* start = std::getenv("KILN_TEST_CLOCK_START");
+  if (!start || !*start) return {};
+  std::tm tm{};
+  std::istringstream in(start);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
+  if (in.fail()) {
+    spdlog::error("KILN_TEST_CLOCK_START '{}' is not YYYY-MM-DDTHH:MM:SSZ: the real clock is used",
+                  start);
+    return {};
+  }
+  const auto wanted = std::chrono::sys_seconds(std::chrono::seconds(timegm(&tm)));
+  const auto offset =
+      wanted - std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  spdlog::warn("schedule clock: KILN_TEST_CLOCK_START moves it to {}", start);
+  return [offset] {
+    return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()) + offset;
+  };
+}
+
 // The first header of several names that is present ("" when none): Gitea and Forgejo send
 // their own names beside GitHub's.
 std::string header(const Request& req, std::initializer_list<const char*> names) {
@@ -80,6 +107,9 @@ class Service {
       : options_(options),
         serve_(options.config.serve),
         store_(std::move(store)),
+        clock_(
+            serve_, *store_, settings.work_dir, [this](std::int64_t id) { queue_.enqueue(id); },
+            test_clock()),
         queue_(std::move(settings), *store_),
         poller_(serve_, *store_, [this](std::int64_t id) { queue_.enqueue(id); }),
         http_owner_(std::move(http)),
@@ -88,6 +118,7 @@ class Service {
   Status run(const std::atomic<bool>& stop) {
     KILN_TRY_VOID(queue_.start());
     poller_.start();
+    clock_.start();
     routes();
     http_.new_task_queue = [] { return new httplib::ThreadPool(k_http_threads); };
     http_.set_socket_options(exclusive_socket_options);
@@ -113,6 +144,7 @@ class Service {
     spdlog::info("kiln serve: shutting down; {} run(s) in progress", queue_.running());
     draining_ = true;
     poller_.stop();
+    clock_.stop();
     queue_.stop_taking();
     if (!queue_.wait_idle(std::chrono::steady_clock::now() + serve_.shutdown_grace)) {
       spdlog::warn("kiln serve: shutdown grace over; cancelling {} run(s)", queue_.running());
@@ -421,6 +453,7 @@ class Service {
   const ServeOptions& options_;
   const config::ServeConfig& serve_;
   std::unique_ptr<store::Store> store_;
+  ScheduleClock clock_;  // before queue_: built from the settings queue_ takes
   RunQueue queue_;
   Poller poller_;
   std::unique_ptr<httplib::Server> http_owner_;  // an SSLServer with serve.tls

@@ -174,30 +174,36 @@ bool CronSchedule::matches(const std::tm& utc) const {
          day_matches(*this, utc.tm_mday, utc.tm_wday);
 }
 
-std::optional<std::chrono::sys_seconds> CronSchedule::next_after(
-    std::chrono::sys_seconds after) const {
+std::optional<std::chrono::sys_seconds> CronSchedule::next_after(std::chrono::sys_seconds after,
+                                                                 const TimeZone& zone) const {
   namespace chr = std::chrono;
-  // Start at the minute after `after`, then walk day by day; a day that matches is searched for
-  // its first hour and minute. Leap days can be up to eight years apart (2096 -> 2104).
-  chr::sys_seconds start = chr::floor<chr::minutes>(after) + chr::minutes(1);
-  chr::sys_days day = chr::floor<chr::days>(start);
-  int first_minute =
-      static_cast<int>(chr::duration_cast<chr::minutes>(start - chr::sys_seconds(day)).count());
+  // Start at the minute after `after`, on the zone's wall clock, then walk day by day; a day that
+  // matches is searched for its first hour and minute. Leap days can be up to eight years apart
+  // (2096 -> 2104).
+  const chr::sys_seconds start = chr::floor<chr::minutes>(after) + chr::minutes(1);
+  const chr::local_seconds wall_start = chr::floor<chr::minutes>(zone.local(start));
+  const chr::local_days day = chr::floor<chr::days>(wall_start);
+  int first_minute = static_cast<int>(
+      chr::duration_cast<chr::minutes>(wall_start - chr::local_seconds(day)).count());
   constexpr int k_search_days = 366 * 9;
   for (int d = 0; d < k_search_days; ++d, first_minute = 0) {
-    chr::sys_days current = day + chr::days(d);
-    chr::year_month_day ymd(current);
-    chr::weekday wd(current);
+    const chr::local_days current = day + chr::days(d);
+    const chr::year_month_day ymd(current);
+    const chr::weekday wd(current);
     if (!months.test(static_cast<unsigned>(ymd.month())) ||
         !day_matches(*this, static_cast<int>(static_cast<unsigned>(ymd.day())),
                      static_cast<int>(wd.c_encoding())))
       continue;
     for (int h = first_minute / 60; h < 24; ++h) {
       if (!hours.test(static_cast<size_t>(h))) continue;
-      int first = h == first_minute / 60 ? first_minute % 60 : 0;
-      for (int m = first; m < 60; ++m)
-        if (minutes.test(static_cast<size_t>(m)))
-          return chr::sys_seconds(current) + chr::hours(h) + chr::minutes(m);
+      const int first = h == first_minute / 60 ? first_minute % 60 : 0;
+      for (int m = first; m < 60; ++m) {
+        if (!minutes.test(static_cast<size_t>(m))) continue;
+        const auto instant =
+            zone.first_instant(chr::local_seconds(current) + chr::hours(h) + chr::minutes(m));
+        // Skipped by the zone, or (in a repeated hour) first shown before `start`: not now.
+        if (instant && *instant >= start) return *instant;
+      }
     }
   }
   return std::nullopt;

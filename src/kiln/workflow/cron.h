@@ -1,5 +1,6 @@
 #pragma once
-// on.schedule[].cron: POSIX five-field cron as GitHub accepts it, always in UTC.
+// on.schedule[].cron: POSIX five-field cron as GitHub accepts it, read in UTC or in the line's
+// `timezone:` (an IANA zone; see next_after for daylight-saving days).
 //   minute (0-59)  hour (0-23)  day-of-month (1-31)  month (1-12 or JAN-DEC)
 //   day-of-week (0-6 or SUN-SAT; 7 is also accepted as Sunday, as most crons do)
 // Each field is `*` or a comma list of `N`, `A-B`, `*/S`, `A-B/S` or `A/S` (A up to the field's
@@ -15,6 +16,7 @@
 #include <string_view>
 
 #include "kiln/core/result.h"
+#include "kiln/workflow/timezone.h"
 
 namespace kiln::workflow {
 
@@ -31,9 +33,12 @@ struct CronSchedule {
   // Whether the schedule fires in the minute described by `utc` (tm_min, tm_hour, tm_mday,
   // tm_mon 0-based, tm_wday are read; seconds are ignored).
   bool matches(const std::tm& utc) const;
-  // The first minute strictly after `after` at which the schedule fires; nullopt if it never
-  // fires (e.g. `0 0 30 2 *`).
-  std::optional<std::chrono::sys_seconds> next_after(std::chrono::sys_seconds after) const;
+  // The first minute strictly after `after` at which the schedule fires, the fields read as the
+  // wall clock of `zone`; nullopt if it never fires (e.g. `0 0 30 2 *`). When clocks go forward,
+  // a wall time the zone skips does not fire that day; when they go back, a wall time of the
+  // repeated hour fires once, at its first occurrence.
+  std::optional<std::chrono::sys_seconds> next_after(std::chrono::sys_seconds after,
+                                                     const TimeZone& zone = TimeZone()) const;
 };
 
 // Parses and validates. Errors name the field and the bad part:

@@ -165,5 +165,46 @@ TEST(Cron, NextAfterAgreesWithMatches) {
   EXPECT_GT(found, 10);
 }
 
+TimeZone zone_or_skip(const char* name, bool& ok) {
+  auto zone = TimeZone::load(name);
+  ok = static_cast<bool>(zone);
+  return zone ? *zone : TimeZone();
+}
+
+TEST(Cron, FieldsAreReadInTheLinesTimeZone) {
+  bool ok = false;
+  TimeZone berlin = zone_or_skip("Europe/Berlin", ok);
+  if (!ok) GTEST_SKIP() << "this host has no time zone database";
+  auto daily = parse_ok("30 9 * * *");
+  // 09:30 in Berlin is 08:30 UTC in winter (CET) and 07:30 UTC in summer (CEST).
+  EXPECT_EQ(daily.next_after(at(2026, 1, 15, 0, 0), berlin), at(2026, 1, 15, 8, 30));
+  EXPECT_EQ(daily.next_after(at(2026, 7, 1, 0, 0), berlin), at(2026, 7, 1, 7, 30));
+  EXPECT_EQ(daily.next_after(at(2026, 7, 1, 7, 30), berlin), at(2026, 7, 2, 7, 30));
+  // The day is the zone's: 00:15 on a Monday in Tokyo is still Sunday in UTC.
+  TimeZone tokyo = zone_or_skip("Asia/Tokyo", ok);
+  auto monday = parse_ok("15 0 * * 1");
+  EXPECT_EQ(monday.next_after(at(2026, 11, 29, 0, 0), tokyo), at(2026, 11, 29, 15, 15));
+  // The default zone is UTC.
+  EXPECT_EQ(daily.next_after(at(2026, 7, 1, 0, 0)), at(2026, 7, 1, 9, 30));
+}
+
+TEST(Cron, DaylightSavingDays) {
+  bool ok = false;
+  TimeZone new_york = zone_or_skip("America/New_York", ok);
+  if (!ok) GTEST_SKIP() << "this host has no time zone database";
+  // 2026-03-08: clocks go from 02:00 to 03:00; 02:30 does not exist that day, so the next
+  // 02:30 is the next day's (06:30 UTC, EDT).
+  auto half_past_two = parse_ok("30 2 * * *");
+  EXPECT_EQ(half_past_two.next_after(at(2026, 3, 8, 0, 0), new_york), at(2026, 3, 9, 6, 30));
+  // 2026-11-01: clocks go from 02:00 back to 01:00; 01:30 is shown twice (05:30 and 06:30 UTC)
+  // and fires once, at the first.
+  auto half_past_one = parse_ok("30 1 * * *");
+  EXPECT_EQ(half_past_one.next_after(at(2026, 11, 1, 0, 0), new_york), at(2026, 11, 1, 5, 30));
+  EXPECT_EQ(half_past_one.next_after(at(2026, 11, 1, 5, 30), new_york), at(2026, 11, 2, 6, 30));
+  // Every 15 minutes keeps firing through the repeated hour's first pass, then not again.
+  auto quarter = parse_ok("*/15 1 * * *");
+  EXPECT_EQ(quarter.next_after(at(2026, 11, 1, 5, 45), new_york), at(2026, 11, 2, 6, 0));
+}
+
 }  // namespace
 }  // namespace kiln::workflow

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <cctz/civil_time.h>
+
 namespace kiln::workflow {
 
 namespace fs = std::filesystem;
@@ -40,6 +42,31 @@ Status check_timezone(std::string_view name) {
   char magic[4] = {};
   if (!in.read(magic, 4) || std::string_view(magic, 4) != "TZif") return unknown();
   return {};
+}
+
+TimeZone::TimeZone() : zone_(cctz::utc_time_zone()) {}
+
+Result<TimeZone> TimeZone::load(std::string_view name) {
+  KILN_TRY_VOID(check_timezone(name));
+  TimeZone zone;
+  if (!cctz::load_time_zone(std::string(name), &zone.zone_))
+    return fail(ErrorCode::io_error, "cannot read time zone '{}' from {}", name,
+                timezone_directory().string());
+  zone.name_ = std::string(name);
+  return zone;
+}
+
+std::chrono::local_seconds TimeZone::local(std::chrono::sys_seconds instant) const {
+  const cctz::civil_second wall = cctz::convert(instant, zone_);
+  return std::chrono::local_seconds(std::chrono::seconds(wall - cctz::civil_second(1970)));
+}
+
+std::optional<std::chrono::sys_seconds> TimeZone::first_instant(
+    std::chrono::local_seconds wall) const {
+  const cctz::civil_second civil = cctz::civil_second(1970) + wall.time_since_epoch().count();
+  const auto found = zone_.lookup(civil);
+  if (found.kind == cctz::time_zone::civil_lookup::SKIPPED) return std::nullopt;
+  return found.pre;  // UNIQUE: pre == post; REPEATED: pre is the earlier instant
 }
 
 }  // namespace kiln::workflow
