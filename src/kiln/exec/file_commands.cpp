@@ -1,11 +1,9 @@
 #include "kiln/exec/file_commands.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
+
+#include "kiln/core/safe_file.h"
 
 namespace kiln::exec {
 namespace {
@@ -46,17 +44,11 @@ Result<FileCommandPaths> create_file_command_files(const std::filesystem::path& 
       .summary = base / ("step_summary_" + id),
       .state = base / ("save_state_" + id),
   };
-  for (const auto* file : {&paths.env, &paths.output, &paths.path, &paths.summary, &paths.state}) {
-    // Most steps write no file command: an existing empty file is left as it is, since even a
-    // truncation costs a metadata update (docs/performance.md).
-    auto size = std::filesystem::file_size(*file, ec);
-    if (!ec && size == 0) continue;
-    std::ofstream out(*file, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return fail(ErrorCode::io_error, "cannot create '{}': {}", file->string(),
-                  std::strerror(errno));
-    }
-  }
+  // The files belong to the job's user when the job's directory does (jobs.user,
+  // containers.user); the directory holding them stays kiln's, so a job cannot swap them.
+  const auto owner = core::owner_for_files_in(dir);
+  for (const auto* file : {&paths.env, &paths.output, &paths.path, &paths.summary, &paths.state})
+    KILN_TRY_VOID(core::ensure_empty_file(*file, owner));
   return paths;
 }
 
@@ -157,15 +149,7 @@ std::string compose_path(const std::vector<std::string>& prepended, std::string_
 }
 
 Result<std::string> read_file_command(const std::filesystem::path& file) {
-  // Most steps write no file command: one stat instead of open, read and close.
-  std::error_code ec;
-  if (auto size = std::filesystem::file_size(file, ec); !ec && size == 0) return std::string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    if (!std::filesystem::exists(file)) return std::string();
-    return fail(ErrorCode::io_error, "cannot read '{}': {}", file.string(), std::strerror(errno));
-  }
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return core::read_plain_file(file);
 }
 
 }  // namespace kiln::exec

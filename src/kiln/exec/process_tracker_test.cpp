@@ -108,7 +108,11 @@ TEST(ProcessTracker, MatchesTheWholeEntryOnly) {
   EXPECT_TRUE(find_job_processes(token).empty());
   EXPECT_EQ(find_job_processes(token + "x"), pids);
   EXPECT_EQ(job_token_of(pids[0]), token + "x");
-  EXPECT_EQ(describe_process(pids[0]), fmt::format("pid {} (sleep)", pids[0]));
+  // `$!` is the forked shell until it has exec'd sleep (a loaded host shows "bash" briefly).
+  const std::string want = fmt::format("pid {} (sleep)", pids[0]);
+  for (int i = 0; i < 500 && describe_process(pids[0]) != want; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(describe_process(pids[0]), want);
   ASSERT_TRUE(kill_job_processes(token + "x"));
 }
 

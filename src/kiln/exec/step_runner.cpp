@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/core/safe_file.h"
 #include "kiln/exec/shell.h"
 #include "kiln/exec/step_output.h"
 
@@ -20,32 +21,12 @@ namespace {
 
 using Clock = core::Clock;
 
-// A step's script holds its `${{ secrets.X }}` values as interpolated: owner-only (0600).
+// A step's script holds its `${{ secrets.X }}` values as interpolated: owner-only (0600). A job
+// whose directory belongs to another user (jobs.user, containers.user) gets its scripts as that
+// user's, or its shell could not read them; core/safe_file.h never writes through a link the job
+// left in their place.
 Status write_file(const std::filesystem::path& file, std::string_view text) {
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return fail(ErrorCode::io_error, "cannot write '{}': {}", file.string(), std::strerror(errno));
-  ::fchmod(fd, 0600);  // a file left by an earlier kiln keeps its mode through O_TRUNC
-  // A container job's directory is handed to the user kiln.yml forces (engine/container_job):
-  // the script is that user's too, or its shell could not read it.
-  struct stat dir{};
-  if (::geteuid() == 0 && ::stat(file.parent_path().c_str(), &dir) == 0 && dir.st_uid != 0)
-    (void)::fchown(fd, dir.st_uid, dir.st_gid);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      return fail(ErrorCode::io_error, "cannot write '{}': {}", file.string(),
-                  std::strerror(error));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0)
-    return fail(ErrorCode::io_error, "cannot write '{}': {}", file.string(), std::strerror(errno));
-  return {};
+  return core::write_fresh_file(file, text, core::owner_for_files_in(file.parent_path()));
 }
 
 bool env_true(const core::Environment& env, const char* key) {
