@@ -1,5 +1,5 @@
 // What storing GPU telemetry costs kiln (docs/performance.md, "GPU telemetry"): the engine's
-// sample writer (engine/gpu_sample_writer.h) against a real SQLite store in a temporary
+// sample writer (engine/collect/gpu_sample_writer.h) against a real SQLite store in a temporary
 // directory — CPU per sample, the batched commit (one per 5 s of samples) amortized in — and the
 // amdgpu per-process scan of /proc (gpu/amd_fdinfo.h), once over the fixture tree and once over
 // this host's real /proc (every process's fds are read; on a host without amdgpu nothing matches,
@@ -11,7 +11,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include "kiln/engine/gpu_sample_writer.h"
+#include "kiln/engine/collect/gpu_sample_writer.h"
 #include "kiln/gpu/amd_fdinfo.h"
 #include "kiln/store/sqlite_store.h"
 

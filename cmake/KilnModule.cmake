@@ -1,9 +1,14 @@
-# kiln_module(NAME DEPS ...): one static library per folder under src/kiln/, built from every
-# .cpp beside this CMakeLists.txt, and one GoogleTest binary from every *_test.cpp beside it.
+# kiln_module(NAME DEPS ... [SUBDIRS ...]): one static library per folder under src/kiln/, built
+# from every .cpp beside this CMakeLists.txt (and in the SUBDIRS named, a module's stages), and
+# one GoogleTest binary from every *_test.cpp among them.
 # New files need no CMake edit; new dependencies go into DEPS.
 function(kiln_module name)
-  cmake_parse_arguments(M "" "" "DEPS;TEST_DEPS" ${ARGN})
+  cmake_parse_arguments(M "" "" "DEPS;TEST_DEPS;SUBDIRS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  foreach(subdir ${M_SUBDIRS})
+    file(GLOB subdir_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${subdir}/*.cpp)
+    list(APPEND sources ${subdir_sources})
+  endforeach()
   set(tests ${sources})
   list(FILTER sources EXCLUDE REGEX "_test\\.cpp$")
   list(FILTER tests INCLUDE REGEX "_test\\.cpp$")

@@ -1,6 +1,6 @@
 // Fuzz target for container `options:` (kiln/container/options.h) and health-check durations
-// (engine/container_job.h parse_duration): the input is an options string. Must never crash or
-// hang. Properties checked: whatever is accepted contains no refused flag (--privileged, a host
+// (engine/execute/container_job.h parse_duration): the input is an options string. Must never crash
+// or hang. Properties checked: whatever is accepted contains no refused flag (--privileged, a host
 // namespace, a GPU flag that would bypass the grant), and splitting the words of a quoted re-join
 // gives the same words back.
 #include <cstddef>
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "kiln/container/options.h"
-#include "kiln/engine/container_job.h"
+#include "kiln/engine/execute/container_job.h"
 
 namespace {
 

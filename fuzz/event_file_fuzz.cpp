@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "kiln/engine/repository.h"
+#include "kiln/engine/plan/repository.h"
 #include "kiln/plan/event.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

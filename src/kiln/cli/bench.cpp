@@ -11,7 +11,7 @@
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
-#include "kiln/engine/repository.h"
+#include "kiln/engine/plan/repository.h"
 #include "kiln/perf/change_points.h"
 #include "kiln/perf/gate.h"
 #include "kiln/perf/parse.h"

@@ -11,7 +11,7 @@
 #include <fmt/core.h>
 
 #include "kiln/core/dotenv.h"
-#include "kiln/engine/repository.h"
+#include "kiln/engine/plan/repository.h"
 #include "kiln/exec/action_fetch.h"
 #include "kiln/store/sqlite_store.h"
 

@@ -1,5 +1,5 @@
 // kiln exec RUN JOB [-- CMD...]: a shell (or CMD) in the environment of a failed job that kiln
-// keeps for debugging (--keep-failed; engine/debug_hold.h): in its container through the
+// keeps for debugging (--keep-failed; engine/execute/debug_hold.h): in its container through the
 // engine's `exec -it`, or in its workspace for a host job, with the job's environment and GPUs.
 // kiln release RUN JOB: ends the hold now.
 
@@ -15,8 +15,8 @@
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/core/subprocess.h"
-#include "kiln/engine/debug_hold.h"
-#include "kiln/engine/repository.h"
+#include "kiln/engine/execute/debug_hold.h"
+#include "kiln/engine/plan/repository.h"
 #include "kiln/store/process_identity.h"
 
 namespace kiln::cli {

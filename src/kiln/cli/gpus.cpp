@@ -17,7 +17,7 @@
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/container/cdi.h"
-#include "kiln/engine/gpu_supervisor.h"
+#include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/gpu/discover.h"
 
 namespace kiln::cli {

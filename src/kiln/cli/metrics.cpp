@@ -3,13 +3,13 @@
 // names and labels (memory from the inventory, live readings from the provider's telemetry
 // sampler at scrape time), and kiln_* metrics of runs, jobs, GPU leases and quarantine. A scraper
 // can run it from a textfile collector or an exec exporter; `kiln serve` serves the same text on
-// GET /metrics (engine/host_metrics.h gathers it for both).
+// GET /metrics (engine/collect/host_metrics.h gathers it for both).
 // Exit codes: 0; 2 for a bad spec; 1 when a driver does not answer in time; 3 otherwise.
 #include <fmt/core.h>
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
-#include "kiln/engine/host_metrics.h"
+#include "kiln/engine/collect/host_metrics.h"
 #include "kiln/report/metrics.h"
 
 namespace kiln::cli {

@@ -7,7 +7,7 @@
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/container/check.h"
-#include "kiln/engine/planner.h"
+#include "kiln/engine/plan/planner.h"
 #include "kiln/exec/actions.h"
 #include "kiln/gpu/discover.h"
 #include "kiln/workflow/loader.h"

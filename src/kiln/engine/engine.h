@@ -59,13 +59,13 @@ struct RunOptions {
   gpu::HealthPolicy gpu_health;
   // The host config's custom runs-on labels (gpu-a100, linux.rocm.gpu.gfx942.2 ...).
   gpu::GpuLabelMap gpu_labels;
-  // The host config's gpus.telemetry: sampling of GPU jobs (engine/gpu_telemetry.h).
+  // The host config's gpus.telemetry: sampling of GPU jobs (engine/collect/gpu_telemetry.h).
   gpu::TelemetryPolicy gpu_telemetry;
   bool keep_workspaces = false;
   // --keep-failed / KILN_KEEP_ON_FAILURE (and, when kiln.yml's debug.on_workflow_dispatch says
   // so, every workflow_dispatch run): a failed job keeps its container, workspace and GPUs for
   // `kiln exec` during keep_failed_for (kiln.yml debug.hold, default 30 min), or until `kiln
-  // release` (engine/debug_hold.h).
+  // release` (engine/execute/debug_hold.h).
   bool keep_failed = false;
   bool keep_failed_on_dispatch = false;
   std::chrono::milliseconds keep_failed_for{30 * 60'000};

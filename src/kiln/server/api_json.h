@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/engine/gpu_supervisor.h"
+#include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/store/records.h"
 
 namespace kiln::server {

@@ -3,7 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "kiln/engine/host_metrics.h"
+#include "kiln/engine/collect/host_metrics.h"
 #include "kiln/report/metrics.h"
 #include "kiln/server/routes.h"
 

@@ -20,8 +20,8 @@
 
 #include "kiln/config/host_config.h"
 #include "kiln/core/result.h"
-#include "kiln/engine/concurrency_registry.h"
 #include "kiln/engine/engine.h"
+#include "kiln/engine/schedule/concurrency_registry.h"
 #include "kiln/store/store.h"
 
 namespace kiln::server {
@@ -34,7 +34,7 @@ struct QueueSettings {
   std::filesystem::path work_dir;
   std::string public_url;  // links in commit statuses
   // Concurrency groups shared by every run of the server, so that a group holds across
-  // triggers (engine/concurrency_registry.h).
+  // triggers (engine/schedule/concurrency_registry.h).
   std::shared_ptr<engine::ConcurrencyRegistry> concurrency;
 };
 

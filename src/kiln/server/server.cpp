@@ -14,7 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "kiln/core/subprocess.h"
-#include "kiln/engine/gpu_supervisor.h"
+#include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/server/api_json.h"
 #include "kiln/server/bounded_http.h"
 #include "kiln/server/dashboard.h"

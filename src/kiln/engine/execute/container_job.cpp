@@ -1,0 +1,494 @@
+#include "kiln/engine/execute/container_job.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kiln/container/cleanup.h"
+#include "kiln/container/gpu_flags.h"
+#include "kiln/container/host_options.h"
+#include "kiln/container/options.h"
+#include "kiln/container/tools.h"
+#include "kiln/exec/process_tracker.h"
+#include "kiln/store/process_identity.h"
+
+namespace kiln::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+// Where the step helper is mounted in the job container.
+constexpr std::string_view k_helper_in_container = "/.kiln/step-helper";
+
+constexpr std::string_view k_default_path =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+std::string random_suffix() {
+  std::random_device device;
+  return fmt::format("{:06x}", device() & 0xffffff);
+}
+
+std::string safe(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+    out.push_back(ok ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '_');
+  }
+  return out.substr(0, 40);
+}
+
+// One sweep per kiln process, before its first container job.
+std::once_flag g_swept;
+
+constexpr std::string_view k_helper_dir_prefix = "kiln-steps-";
+
+// /tmp/kiln-steps-<pid>-<start>-XXXXXX of kiln processes that are gone.
+void remove_orphan_helper_dirs() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+    std::string name = entry.path().filename().string();
+    if (!name.starts_with(k_helper_dir_prefix)) continue;
+    store::ProcessIdentity owner;
+    if (std::sscanf(name.c_str() + k_helper_dir_prefix.size(), "%d-%ld", &owner.pid,
+                    &owner.start_time) != 2)
+      continue;
+    if (store::is_process_alive(owner)) continue;
+    std::filesystem::remove_all(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
+// Runs a step's command with `exec` in the job container (see exec/step_launcher.h).
+// With the step helper (helper/step_helper.cpp), `kiln-step-helper run SOCKET DIR -- ARGV` on
+// the host asks the helper serving in the container to start ARGV; else `podman exec`.
+class ContainerJob::Launcher : public exec::StepLauncher {
+ public:
+  Launcher(const container::EngineCli& cli, std::string container,
+           std::optional<std::filesystem::path> helper, std::filesystem::path socket)
+      : cli_(cli),
+        container_(std::move(container)),
+        host_env_(core::current_environment()),
+        helper_(std::move(helper)),
+        socket_(std::move(socket)) {}
+
+  // argv that runs `argv` in the container in `cwd`, with the step's environment when the
+  // spawned process has it.
+  std::vector<std::string> helper_argv(const std::vector<std::string>& argv,
+                                       const std::filesystem::path& cwd) const {
+    std::vector<std::string> out{helper_->string(), "run", socket_.string(), cwd.string(), "--"};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+  }
+
+  std::optional<std::filesystem::path> find_program(std::string_view program,
+                                                    std::string_view path_list) override {
+    std::string key = fmt::format("{}\n{}", program, path_list);
+    if (auto it = found_.find(key); it != found_.end()) return it->second;
+    std::optional<std::filesystem::path> result;
+    if (program.find('/') != std::string_view::npos) {
+      result = std::filesystem::path(program);
+    } else {
+      std::vector<std::string> probe{"sh",
+                                     "-c",
+                                     "PATH=\"$1\" command -v \"$2\"",
+                                     "sh",
+                                     std::string(path_list),
+                                     std::string(program)};
+      Result<std::string> output;
+      if (helper_) {
+        auto ran = core::run_command(helper_argv(probe, "/"), {}, std::nullopt, 60s);
+        if (ran && ran->ok()) {
+          std::string text = ran->out;
+          while (!text.empty() && text.back() == '\n') text.pop_back();
+          output = text;
+        } else {
+          output = std::unexpected(Error{ErrorCode::not_found, "not found", {}});
+        }
+      } else {
+        std::vector<std::string> args{"exec", container_};
+        args.insert(args.end(), probe.begin(), probe.end());
+        output = cli_.run(args, 60s);
+      }
+      // A path; or the bare name for a shell builtin (busybox's applets): `exec` finds it.
+      if (output && !output->empty())
+        result = output->front() == '/' ? std::filesystem::path(*output)
+                                        : std::filesystem::path(program);
+    }
+    found_[key] = result;
+    return result;
+  }
+
+  Result<core::SpawnOptions> launch(std::vector<std::string> argv, core::Environment env,
+                                    std::filesystem::path cwd) override {
+    // Each step's processes carry a token of their own, so that a step that timed out can be
+    // stopped inside the container without touching what earlier steps left running.
+    std::string& token = env[std::string(exec::k_job_token_variable)];
+    token = fmt::format("{}.s{}", token, ++steps_);
+    last_token_ = token;
+    core::SpawnOptions spawn;
+    if (helper_) {
+      spawn.argv = helper_argv(argv, cwd);
+      spawn.env = std::move(env);
+      return spawn;
+    }
+    spawn.argv = {cli_.engine().program.string(), "exec"};
+    if (!cwd.empty()) {
+      spawn.argv.push_back("-w");
+      spawn.argv.push_back(cwd.string());
+    }
+    // `-e NAME` without a value: the engine copies the value from its own environment, so no
+    // value (a secret) appears on a command line that `ps` shows.
+    core::Environment engine_env = host_env_;
+    for (const auto& [key, value] : env) {
+      spawn.argv.push_back("-e");
+      spawn.argv.push_back(key);
+      engine_env[key] = value;
+    }
+    spawn.argv.push_back(container_);
+    spawn.argv.insert(spawn.argv.end(), argv.begin(), argv.end());
+    // The engine runs with the step's PATH (the container's): it is started by its absolute
+    // path and finds its runtime through its own configuration.
+    spawn.env = std::move(engine_env);
+    return spawn;
+  }
+
+  void stopped() override {
+    // Stopping `exec` does not stop what it started in the container: those processes are
+    // visible from the host (rootful engine) and carry the step's token.
+    if (!last_token_.empty()) (void)exec::kill_job_processes(last_token_);
+  }
+
+ private:
+  const container::EngineCli& cli_;
+  std::string container_;
+  core::Environment host_env_;
+  std::optional<std::filesystem::path> helper_;
+  std::filesystem::path socket_;
+  std::map<std::string, std::optional<std::filesystem::path>> found_;
+  std::string last_token_;
+  int steps_ = 0;
+};
+
+ContainerJob::ContainerJob(ContainerJobSetup setup)
+    : setup_(std::move(setup)), suffix_(random_suffix()) {}
+
+ContainerJob::~ContainerJob() { stop(); }
+
+Result<std::string> ContainerJob::evaluate(const workflow::Text& text) const {
+  return expr::interpolate(text.value, *setup_.context, text.where);
+}
+
+std::string ContainerJob::object_name(std::string_view what) const {
+  return fmt::format("kiln-{}-{}-{}-{}", setup_.owner.run, safe(setup_.owner.job), safe(what),
+                     suffix_);
+}
+
+Status ContainerJob::start() {
+  const char* path = std::getenv("PATH");
+  KILN_TRY(auto engine, container::detect_engine(setup_.engine, path ? path : ""));
+  cli_ = std::make_unique<container::EngineCli>(engine);
+  std::call_once(g_swept, [this] {
+    remove_orphan_helper_dirs();
+    auto swept = container::sweep_orphans(*cli_);
+    if (!swept) {
+      setup_.log("warning",
+                 "cannot remove containers left by a dead kiln: " + swept.error().message);
+      return;
+    }
+    for (const auto& name : swept->containers)
+      setup_.log("kiln", fmt::format("Removed container {} left by a kiln that is gone", name));
+    for (const auto& name : swept->networks)
+      setup_.log("kiln", fmt::format("Removed network {} left by a kiln that is gone", name));
+  });
+
+  const auto& job = *setup_.job;
+  if (!job.services.empty()) {
+    std::string name = object_name("net");
+    KILN_TRY_VOID(cli_->create_network(name, setup_.owner));
+    network_ = name;
+    for (const auto& [key, spec] : job.services) KILN_TRY_VOID(start_service(key, spec));
+  }
+  if (job.container) KILN_TRY_VOID(start_job_container(*job.container));
+  return {};
+}
+
+Status ContainerJob::start_job_container(const workflow::Container& spec) {
+  KILN_TRY(auto image, evaluate(spec.image));
+  KILN_TRY(auto options, options_for(spec, "job container"));
+  KILN_TRY(auto info, image_for(spec, image));
+  container::RunSpec run;
+  run.name = object_name("job");
+  run.image = image;
+  run.owner = setup_.owner;
+  if (!options.host_network) {
+    run.network = network_;
+  } else if (network_) {
+    setup_.log("kiln",
+               "job container: --network host: services are reached through their "
+               "published ports on localhost, not by their key");
+  }
+  for (const auto& [name, text] : spec.env) {
+    KILN_TRY(auto value, evaluate(text));
+    run.env_keys.push_back(name);
+    run.env[name] = value;
+  }
+  // The job directory at the same path: GITHUB_WORKSPACE, RUNNER_TEMP, the event file and the
+  // file-command files mean the same inside and out (docs/containers.md).
+  run.volumes.push_back(fmt::format("{0}:{0}", setup_.job_dir.string()));
+  // The job directory belongs to the user the host config forces, so its steps can write there.
+  if (auto ids = container::numeric_user(setup_.policy.user.value_or(""))) {
+    std::error_code ec;
+    auto give = [&](const std::filesystem::path& path) {
+      if (::lchown(path.c_str(), ids->first, ids->second) != 0 && !ec)
+        ec = std::error_code(errno, std::generic_category());
+    };
+    give(setup_.job_dir);
+    for (auto it = std::filesystem::recursive_directory_iterator(setup_.job_dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+      give(it->path());
+    if (ec)
+      return fail(ErrorCode::io_error, "cannot hand {} to the container user {}: {}",
+                  setup_.job_dir.string(), *setup_.policy.user, ec.message());
+  }
+  run.volumes.push_back(fmt::format("{0}:{0}", setup_.tool_cache.string()));
+  for (const auto& volume : spec.volumes) {
+    KILN_TRY(auto value, evaluate(volume));
+    if (auto why = container::refused_volume(value))
+      return fail_at(volume.where, "volume '{}' is refused: {}", value, *why);
+    run.volumes.push_back(value);
+  }
+  for (const auto& port : spec.ports) {
+    KILN_TRY(auto value, evaluate(port));
+    run.ports.push_back(value);
+  }
+  run.workdir = setup_.workspace;
+  run.init = !options.sets_init;
+  run.options = options.args;
+  auto ulimits = container::default_ulimit_args(options.sets_nofile, options.sets_nproc);
+  run.options.insert(run.options.end(), ulimits.begin(), ulimits.end());
+  add_gpu_flags(options, run.options);
+  // The step helper serves the container's steps (docs/containers.md, "Fast steps"); without
+  // it, `tail -f /dev/null` keeps the container alive and steps go through `exec`.
+  auto helper = step_helper_path();
+  std::filesystem::path socket;
+  // The job's own directory outside the job directory: the helper's socket, kiln's wrapper.
+  // Short (a socket path has at most 107 bytes) and named after its owner, so that the
+  // directory of a dead kiln is removed by the next one (remove_orphan_helper_dirs).
+  std::string dir_template = fmt::format("/tmp/{}{}-{}-XXXXXX", k_helper_dir_prefix,
+                                         setup_.owner.pid, setup_.owner.start_time);
+  if (mkdtemp(dir_template.data()) == nullptr)
+    return fail(ErrorCode::io_error, "cannot create a directory for the step helper's socket");
+  helper_dir_ = dir_template.c_str();
+  // Kiln's own commands (container/tools.h); a job whose container cannot have them still runs.
+  bool has_kiln = false;
+  if (auto tools = container::kiln_tool_mounts(*helper_dir_ / "kiln")) {
+    run.volumes.insert(run.volumes.end(), tools->volumes.begin(), tools->volumes.end());
+    has_kiln = true;
+  } else {
+    setup_.log("warning", fmt::format("`kiln` is not available in the job container: {}",
+                                      tools.error().message));
+  }
+  if (helper) {
+    socket = *helper_dir_ / "socket";
+    // A user the host config forces must be able to listen there.
+    if (auto ids = container::numeric_user(setup_.policy.user.value_or(""))) {
+      if (::chown(helper_dir_->c_str(), ids->first, ids->second) != 0)
+        return fail(ErrorCode::io_error, "cannot hand {} to the container user {}",
+                    helper_dir_->string(), *setup_.policy.user);
+    }
+    run.volumes.push_back(fmt::format("{0}:{0}", helper_dir_->string()));
+    run.volumes.push_back(fmt::format("{}:{}:ro", helper->string(), k_helper_in_container));
+    run.entrypoint = std::string(k_helper_in_container);
+    run.command = {"serve", socket.string()};
+  } else {
+    run.entrypoint = "tail";
+    run.command = {"-f", "/dev/null"};
+  }
+  setup_.log("kiln", fmt::format("Starting job container ({})", image));
+  job_container_ = Started{"", run.name, info, {}};
+  if (auto started = cli_->start(run); !started) {
+    auto error = started.error();
+    if (error.message.find("CDI") != std::string::npos)
+      error.message +=
+          " (podman finds NVIDIA GPUs through CDI: run `nvidia-ctk cdi generate "
+          "--output=/etc/cdi/nvidia.yaml` on this host)";
+    return std::unexpected(error);
+  }
+  if (helper) KILN_TRY_VOID(wait_for_helper(run.name, socket));
+  container_path_ = std::string(k_default_path);
+  if (auto env = cli_->run({"container", "inspect", "--format",
+                            "{{range .Config.Env}}{{println .}}{{end}}", run.name})) {
+    std::istringstream lines(*env);
+    std::string line;
+    while (std::getline(lines, line))
+      if (line.starts_with("PATH=")) container_path_ = line.substr(5);
+  }
+  // Last: the image's own programs win over kiln's.
+  if (has_kiln) container_path_ += ":" + std::string(container::k_tools_bin_in_container);
+  launcher_ = std::make_unique<Launcher>(*cli_, run.name, helper, socket);
+  return {};
+}
+
+void ContainerJob::add_gpu_flags(const container::ContainerOptions& options,
+                                 std::vector<std::string>& args) {
+  if (options.gpus && setup_.gpus.empty())
+    setup_.log("warning", fmt::format("--gpus {} is ignored: the job was granted no GPU (ask "
+                                      "for GPUs with a runs-on label such as gpu:1)",
+                                      *options.gpus));
+  bool amd_granted = false;
+  std::string uuids;
+  for (const auto& info : setup_.gpus) {
+    amd_granted = amd_granted || info.vendor == "amd";
+    uuids += (uuids.empty() ? "" : ", ") + info.uuid;
+  }
+  // /dev/dri without /dev/kfd asked for no GPU (gpu_flags.h): on a host without AMD compute
+  // GPUs (no /dev/kfd) its nodes belong to GPUs Kiln does not grant (Intel's), and pass.
+  bool kfd_asked = std::ranges::any_of(options.dropped_devices, [](const std::string& device) {
+    return device.starts_with("/dev/kfd");
+  });
+  std::vector<std::string> replaced;
+  for (const auto& device : options.dropped_devices) {
+    if (device.starts_with("/dev/dri") && !kfd_asked && !amd_granted && !setup_.simulated_gpus &&
+        !std::filesystem::exists("/dev/kfd")) {
+      std::string node = device.substr(0, device.find(':'));
+      if (!std::filesystem::exists(node)) {
+        setup_.log("kiln", fmt::format("job container: --device {} is not passed: this host has "
+                                       "no {}",
+                                       device, node));
+        continue;
+      }
+      setup_.log("kiln", fmt::format("job container: --device {} is passed: this host has no AMD "
+                                     "compute GPU (no /dev/kfd), so Kiln grants none of its nodes",
+                                     device));
+      args.push_back("--device");
+      args.push_back(device);
+      continue;
+    }
+    replaced.push_back(device);
+  }
+  if (!replaced.empty())
+    setup_.log("kiln", fmt::format("job container: --device {} {} replaced by the job's grant ({})",
+                                   fmt::join(replaced, ", "), replaced.size() == 1 ? "is" : "are",
+                                   setup_.gpus.empty() ? "no GPU" : uuids));
+  if (setup_.gpus.empty()) return;
+  if (setup_.simulated_gpus) {
+    setup_.log("kiln", fmt::format("GPUs {} are simulated (--simulate-gpus): the job container "
+                                   "gets their environment (KILN_GPU_UUIDS, {}) and no device",
+                                   uuids,
+                                   amd_granted ? "ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES"
+                                               : "CUDA_VISIBLE_DEVICES"));
+    return;
+  }
+  auto flags =
+      container::gpu_device_flags(cli_->engine().kind, setup_.gpus, container::host_group_ids());
+  args.insert(args.end(), flags.begin(), flags.end());
+}
+
+exec::StepLauncher* ContainerJob::launcher() { return launcher_.get(); }
+
+std::optional<std::pair<std::filesystem::path, std::string>> ContainerJob::exec_target() const {
+  if (!cli_ || !job_container_ || !launcher_) return std::nullopt;
+  return std::pair{cli_->engine().program, job_container_->name};
+}
+
+expr::Value ContainerJob::container_context() const {
+  expr::Value value = expr::Value::object();
+  if (job_container_) {
+    value["id"] = job_container_->name;
+    value["network"] = network_.value_or("");
+  }
+  return value;
+}
+
+expr::Value ContainerJob::services_context() const {
+  expr::Value value = expr::Value::object();
+  for (const auto& service : services_) {
+    expr::Value ports = expr::Value::object();
+    for (const auto& [inner, outer] : service.ports) ports[inner] = outer;
+    value[service.key] = {
+        {"id", service.name}, {"network", network_.value_or("")}, {"ports", ports}};
+  }
+  return value;
+}
+
+nlohmann::json ContainerJob::describe() const {
+  auto image = [](const container::ImageInfo& info) {
+    return nlohmann::json{
+        {"image", info.reference}, {"image_id", info.id}, {"digest", info.digest}};
+  };
+  nlohmann::json out = nlohmann::json::object();
+  if (cli_) out["engine"] = cli_->engine().name();
+  if (job_container_) out["container"] = image(job_container_->image);
+  if (!services_.empty()) {
+    out["services"] = nlohmann::json::object();
+    for (const auto& service : services_) out["services"][service.key] = image(service.image);
+  }
+  return out;
+}
+
+std::optional<std::filesystem::path> ContainerJob::step_helper_path() const {
+  const char* setting = std::getenv("KILN_STEP_HELPER");
+  if (setting != nullptr && std::string_view(setting) == "off") return std::nullopt;
+  if (setting != nullptr && *setting != '\0') return std::filesystem::path(setting);
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  auto helper = self.parent_path() / "kiln-step-helper";
+  if (::access(helper.c_str(), X_OK) != 0) return std::nullopt;
+  return helper;
+}
+
+Status ContainerJob::wait_for_helper(const std::string& name, const std::filesystem::path& socket) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  int round = 0;
+  while (!std::filesystem::exists(socket)) {
+    // Every second, whether the container is still there to wait for.
+    if (++round % 100 == 0) {
+      auto state = cli_->run({"inspect", "--format", "{{.State.Status}}", name});
+      if (!state || *state != "running")
+        return fail(ErrorCode::io_error,
+                    "the job container stopped before its step helper started (set "
+                    "KILN_STEP_HELPER=off to run steps with exec); its last log lines:\n{}",
+                    cli_->tail_logs(name));
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return fail(ErrorCode::timeout,
+                  "the step helper in the job container did not start within "
+                  "30 s (set KILN_STEP_HELPER=off to run steps with exec)");
+    std::this_thread::sleep_for(10ms);
+  }
+  return {};
+}
+
+void ContainerJob::stop() {
+  if (stopped_ || !cli_) return;
+  stopped_ = true;
+  launcher_.reset();
+  auto remove = [this](const std::string& name) {
+    if (auto removed = cli_->remove_container(name); !removed)
+      setup_.log("warning", removed.error().message);
+  };
+  if (job_container_) remove(job_container_->name);
+  for (const auto& service : services_) remove(service.name);
+  if (network_) {
+    if (auto removed = cli_->remove_network(*network_); !removed)
+      setup_.log("warning", removed.error().message);
+  }
+  if (helper_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(*helper_dir_, ec);
+  }
+}
+
+}  // namespace kiln::engine

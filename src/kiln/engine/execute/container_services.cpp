@@ -1,0 +1,255 @@
+// A job's images and services (container_job.h): the pull with registry credentials, each
+// container's policy-checked options, and the services with their health checks.
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "kiln/container/host_options.h"
+#include "kiln/container/options.h"
+#include "kiln/container/tools.h"
+#include "kiln/engine/execute/container_job.h"
+
+namespace kiln::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+std::string base64(std::string_view in) {
+  static constexpr char k_alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
+                 (static_cast<unsigned char>(in[i + 1]) << 8) |
+                 static_cast<unsigned char>(in[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out.push_back(k_alphabet[(v >> shift) & 63]);
+  }
+  if (i < in.size()) {
+    unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+    out.push_back(k_alphabet[(v >> 18) & 63]);
+    out.push_back(k_alphabet[(v >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? k_alphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+// The registry part of an image reference, as an auth file keys it.
+std::string registry_of(std::string_view image) {
+  auto slash = image.find('/');
+  if (slash != std::string_view::npos) {
+    std::string_view first = image.substr(0, slash);
+    if (first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos ||
+        first == "localhost")
+      return std::string(first);
+  }
+  return "docker.io";
+}
+
+}  // namespace
+
+std::optional<milliseconds> parse_duration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  double total = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t start = i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+      ++i;
+    if (start == i) return std::nullopt;
+    double number = std::strtod(std::string(text.substr(start, i - start)).c_str(), nullptr);
+    std::size_t unit_start = i;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+    std::string_view unit = text.substr(unit_start, i - unit_start);
+    if (unit == "ms")
+      total += number;
+    else if (unit == "s")
+      total += number * 1000;
+    else if (unit == "m")
+      total += number * 60'000;
+    else if (unit == "h")
+      total += number * 3'600'000;
+    else
+      return std::nullopt;
+  }
+  if (!(total < 1e15)) return std::nullopt;  // beyond any sensible health check (and long long)
+  return milliseconds(static_cast<long long>(total));
+}
+
+Result<container::ImageInfo> ContainerJob::image_for(const workflow::Container& spec,
+                                                     const std::string& image) {
+  if (image.empty()) return fail_at(spec.image.where, "the container image is empty");
+  if (container::is_mutable_tag(image))
+    setup_.log("warning",
+               fmt::format("image '{}' has a mutable tag: pin a version (or a digest) so that "
+                           "reruns use the same image",
+                           image));
+  std::optional<std::filesystem::path> authfile;
+  std::filesystem::path auth_dir;
+  if (spec.credentials) {
+    KILN_TRY(auto user, evaluate(spec.credentials->username));
+    KILN_TRY(auto password, evaluate(spec.credentials->password));
+    // Outside the job directory, which the container sees; removed right after the pull.
+    char dir_template[] = "/tmp/kiln-auth-XXXXXX";
+    if (mkdtemp(dir_template) == nullptr)
+      return fail(ErrorCode::io_error, "cannot create a directory for registry credentials");
+    auth_dir = dir_template;
+    authfile = auth_dir / "config.json";
+    std::ofstream out(*authfile);
+    ::chmod(authfile->c_str(), 0600);
+    nlohmann::json auth = {
+        {"auths", {{registry_of(image), {{"auth", base64(user + ":" + password)}}}}}};
+    out << auth.dump();
+  }
+  auto info = cli_->ensure_image(image, setup_.pull_policy, authfile);
+  if (!auth_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(auth_dir, ec);
+  }
+  if (!info) {
+    auto error = info.error();
+    error.where = spec.image.where;
+    return std::unexpected(error);
+  }
+  setup_.log("kiln", fmt::format("Image {}: {}{}{}", image, info->id,
+                                 info->digest.empty() ? "" : " ", info->digest));
+  return info;
+}
+
+Result<container::ContainerOptions> ContainerJob::options_for(const workflow::Container& spec,
+                                                              std::string_view what) {
+  container::ContainerOptions options;
+  if (spec.options) {
+    KILN_TRY(auto text, evaluate(*spec.options));
+    KILN_TRY(options, container::parse_options(text, spec.options->where, setup_.policy));
+  }
+  container::apply_forced(options.args, setup_.policy);
+  auto adapted = container::adapt_to_host(options.args, container::this_host());
+  for (const auto& note : options.notes) setup_.log("kiln", fmt::format("{}: {}", what, note));
+  for (const auto& note : adapted.notes) setup_.log("kiln", fmt::format("{}: {}", what, note));
+  for (const auto& line : adapted.warnings)
+    setup_.log("warning", fmt::format("{}: {}", what, line));
+  return options;
+}
+
+Status ContainerJob::start_service(const std::string& key, const workflow::Container& spec) {
+  KILN_TRY(auto image, evaluate(spec.image));
+  KILN_TRY(auto options, options_for(spec, fmt::format("service {}", key)));
+  KILN_TRY(auto info, image_for(spec, image));
+  container::RunSpec run;
+  run.name = object_name(key);
+  run.image = image;
+  run.owner = setup_.owner;
+  // --network host (allowed by the host config): the host's network, not the job's.
+  if (!options.host_network) run.network = network_;
+  run.network_aliases = {key};
+  for (const auto& [name, text] : spec.env) {
+    KILN_TRY(auto value, evaluate(text));
+    run.env_keys.push_back(name);
+    run.env[name] = value;
+  }
+  for (const auto& volume : spec.volumes) {
+    KILN_TRY(auto value, evaluate(volume));
+    if (auto why = container::refused_volume(value))
+      return fail_at(volume.where, "volume '{}' is refused: {}", value, *why);
+    run.volumes.push_back(value);
+  }
+  for (const auto& port : spec.ports) {
+    KILN_TRY(auto value, evaluate(port));
+    run.ports.push_back(value);
+  }
+  run.init = !options.sets_init;
+  run.options = options.args;
+  auto ulimits = container::default_ulimit_args(options.sets_nofile, options.sets_nproc);
+  run.options.insert(run.options.end(), ulimits.begin(), ulimits.end());
+  if (options.gpus || !options.dropped_devices.empty())
+    setup_.log("warning", fmt::format("service '{}': GPU options are ignored: services get no "
+                                      "GPU, only the job container gets the job's grant",
+                                      key));
+  setup_.log("kiln", fmt::format("Starting service {} ({})", key, image));
+  // Recorded before the start: a container that was created but failed to start is removed too.
+  services_.push_back(Started{key, run.name, info, {}});
+  KILN_TRY_VOID(cli_->start(run));
+  if (options.has_health_cmd && !options.no_healthcheck)
+    KILN_TRY_VOID(wait_healthy(services_.back(), options));
+  // Published ports: "5432/tcp -> 0.0.0.0:49153" per line.
+  if (!run.ports.empty()) {
+    if (auto text = cli_->run({"port", run.name})) {
+      std::istringstream lines(*text);
+      std::string line;
+      while (std::getline(lines, line)) {
+        auto arrow = line.find(" -> ");
+        if (arrow == std::string::npos) continue;
+        std::string inner = line.substr(0, line.find('/'));
+        std::string outer = line.substr(line.rfind(':') + 1);
+        services_.back().ports.emplace(inner, outer);
+      }
+    }
+  }
+  return {};
+}
+
+Status ContainerJob::wait_healthy(const Started& service,
+                                  const container::ContainerOptions& options) {
+  auto duration = [](const std::optional<std::string>& text, milliseconds fallback) {
+    if (!text) return fallback;
+    return parse_duration(*text).value_or(fallback);
+  };
+  // The engines' defaults: interval 30s, timeout 30s, 3 retries, no start period.
+  milliseconds interval = duration(options.health_interval, 30s);
+  milliseconds timeout = duration(options.health_timeout, 30s);
+  milliseconds start_period = duration(options.health_start_period, 0ms);
+  int retries = 3;
+  if (options.health_retries) retries = std::max(1, std::atoi(options.health_retries->c_str()));
+  // Healthy as soon as one check passes; unhealthy (a failed job) once the engine would have
+  // given up: the start period and `retries` intervals, each check within its timeout.
+  milliseconds limit = start_period + (interval + timeout) * retries;
+  limit = std::clamp(limit, milliseconds(5s), milliseconds(15min));
+  setup_.log("kiln", fmt::format("Waiting for service {} to be healthy (at most {} s)", service.key,
+                                 limit.count() / 1000));
+  const auto started = std::chrono::steady_clock::now();
+  const milliseconds poll = std::min(interval, milliseconds(1s));
+  std::string last;
+  while (true) {
+    if (setup_.cancel != nullptr && setup_.cancel->cancelled())
+      return fail(ErrorCode::cancelled, "cancelled while waiting for service '{}'", service.key);
+    if (cli_->engine().kind == container::EngineKind::podman) {
+      // podman runs health checks from systemd timers, which hosts without systemd lack:
+      // kiln runs the check itself. Exit 0: healthy.
+      auto checked = cli_->run({"healthcheck", "run", service.name}, timeout + 10s);
+      if (checked) return {};
+      last = fmt::format("not healthy after {} s", std::chrono::duration_cast<std::chrono::seconds>(
+                                                       std::chrono::steady_clock::now() - started)
+                                                       .count());
+    } else {
+      auto status = cli_->run({"inspect", "--format", "{{.State.Health.Status}}", service.name});
+      if (status && *status == "healthy") return {};
+      if (status && *status == "unhealthy") break;
+      last = status ? *status : status.error().message;
+    }
+    // A service that exited will never become healthy: fail now, not at the limit.
+    auto state = cli_->run({"inspect", "--format", "{{.State.Status}}", service.name});
+    if (state && (*state == "exited" || *state == "dead")) {
+      last = "the container exited";
+      break;
+    }
+    if (std::chrono::steady_clock::now() - started >= limit) break;
+    if (setup_.cancel != nullptr) {
+      if (setup_.cancel->wait_for(poll)) continue;
+    } else {
+      std::this_thread::sleep_for(poll);
+    }
+  }
+  return fail(ErrorCode::timeout, "service '{}' is not healthy ({}); its last log lines:\n{}",
+              service.key, last, cli_->tail_logs(service.name));
+}
+
+}  // namespace kiln::engine

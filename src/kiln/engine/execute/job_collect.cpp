@@ -1,0 +1,141 @@
+// What a job yields while and after its steps run (job_run.h): its log lines, benchmark
+// results and the perf gate, JUnit test results, and GPU telemetry with the memory budget.
+
+#include <fmt/format.h>
+
+#include "kiln/engine/collect/test_results.h"
+#include "kiln/engine/execute/job_run.h"
+
+namespace kiln::engine {
+
+store::LogStream JobRun::stream_of(std::string_view kind) {
+  if (kind == "output") return store::LogStream::out;
+  if (kind == "stderr") return store::LogStream::err;
+  return store::LogStream::system;
+}
+
+// GitHub's raw log markers for lines that are not plain output.
+std::string JobRun::stored_text(std::string_view kind, std::string_view text) {
+  if (kind == "output" || kind == "stderr") return std::string(text);
+  if (kind == "kiln") return std::string(text);
+  return fmt::format("##[{}]{}", kind, text);
+}
+
+// The perf gate (benchmarks.h): results are stored after every step, judged at the end.
+BenchmarkContext JobRun::benchmark_context() const {
+  const auto& event = *setup_.event;
+  std::string branch = event.is_branch()         ? event.ref_name()
+                       : !event.head_ref.empty() ? event.head_ref
+                                                 : event.ref;
+  return {.repository = setup_.repo->name,
+          .branch = branch,
+          .default_branch = setup_.repo->default_branch,
+          .commit = event.sha,
+          .testbed = make_testbed(setup_.labels, setup_.gpus),
+          .run_id = setup_.run_id,
+          .job_id = setup_.job_row};
+}
+
+void JobRun::collect_benchmarks() {
+  for (const auto& [kind, text] : benchmarks_->collect(benchmarks_file_, workspace_)) {
+    log_kiln(kind, text);
+    if (kind == "error") failed_ = true;
+  }
+}
+
+// JUnit XML the steps wrote (test_results.h): read once, after the last step.
+void JobRun::collect_tests() {
+  auto outcome = collect_test_results(
+      *setup_.store, {setup_.repo->name, setup_.event->sha, setup_.run_id, setup_.job_row},
+      test_results_file_, workspace_);
+  for (const auto& [kind, text] : outcome.lines) log_kiln(kind, text);
+  test_totals_ = std::move(outcome.totals);
+}
+
+void JobRun::gate_benchmarks() {
+  auto verdict = benchmarks_->gate(job_env_);
+  summary_.perf = verdict.report;
+  for (const auto& [kind, text] : verdict.lines) log_kiln(kind, text);
+  if (verdict.failed) {
+    failed_ = true;
+    summary_.reason = verdict.reason;
+    if (!summary_.failure) summary_.failure = StepFailure{.kind = "gate"};
+  }
+}
+
+// GPU telemetry (gpu_telemetry.h) while the steps run; the budget's verdict fails the job.
+void JobRun::start_gpu_telemetry() {
+  if (setup_.gpus.empty() || !setup_.make_sampler) return;
+  JobTelemetryOptions options;
+  options.sampler = setup_.make_sampler();
+  if (!options.sampler) return;
+  for (const auto& gpu : setup_.gpus) options.gpus.push_back(gpu.index);
+  options.interval = setup_.telemetry.interval;
+  options.deadline = setup_.options->gpu_health.provider_deadline;
+  options.memory_budget_mib = setup_.gpu_memory_budget_mib;
+  options.job_token = token_;
+  options.store = setup_.store;
+  options.writer.job_id = setup_.job_row;
+  options.writer.gpus = setup_.gpus;
+  telemetry_ = std::make_unique<JobTelemetry>(std::move(options));
+}
+
+void JobRun::stop_gpu_telemetry() {
+  if (!telemetry_) return;
+  auto outcome = telemetry_->stop();
+  telemetry_.reset();
+  if (!outcome.sample_error.empty()) log_kiln("warning", "GPU telemetry: " + outcome.sample_error);
+  if (!outcome.store_error.empty())
+    log_kiln("warning", "GPU telemetry: samples not stored: " + outcome.store_error);
+  for (const auto& leak : outcome.leaks) log_kiln("warning", leak);
+  if (!outcome.budget_failure.empty()) {
+    log_kiln("error", outcome.budget_failure);
+    failed_ = true;
+    summary_.reason = outcome.budget_failure;
+    if (!summary_.failure) summary_.failure = StepFailure{.kind = "gpu memory budget"};
+  }
+  summary_.gpu = gpu::summary_to_json(outcome.summary);
+  if (auto row = setup_.store->get_job(setup_.job_row)) {
+    row->extra["gpu"] = summary_.gpu;
+    (void)setup_.store->update_job(*row);
+  }
+}
+
+// Lines of the job's log: to the store as they come, and to the observer.
+void JobRun::log_line(std::string_view kind, std::string_view text) {
+  // The running step's last lines, for the failure summary (record_failure).
+  if (current_step_ && setup_.options->failure_lines > 0 &&
+      (kind == "output" || kind == "stderr" || kind == "error" || kind == "warning" ||
+       kind == "kiln")) {
+    recent_lines_.push_back(kind == "error" || kind == "warning" ? fmt::format("{}: {}", kind, text)
+                                                                 : std::string(text));
+    while (recent_lines_.size() > static_cast<size_t>(setup_.options->failure_lines))
+      recent_lines_.pop_front();
+  }
+  store::LogLine line;
+  line.job_id = setup_.job_row;
+  line.step_index = current_step_;
+  line.stream = stream_of(kind);
+  line.text = stored_text(kind, text);
+  line.time = store::now_ms();
+  // Stored (durable against kill -9) before it is shown: store.h LogWriter.
+  Status stored = log_ ? log_->append(line) : append_directly(line);
+  if (!stored && !store_warned_) {
+    store_warned_ = true;
+    setup_.observer->job_line(shown_key(), "warning",
+                              "cannot write the log to the store: " + stored.error().to_string());
+  }
+  setup_.observer->job_line(shown_key(), kind, text);
+}
+
+Status JobRun::append_directly(const store::LogLine& line) {
+  auto stored = setup_.store->append_log(line);
+  if (!stored) return std::unexpected(stored.error());
+  return {};
+}
+
+void JobRun::log_kiln(std::string_view kind, const std::string& text) {
+  log_line(kind, setup_.masker->mask(text));
+}
+
+}  // namespace kiln::engine

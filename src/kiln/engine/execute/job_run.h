@@ -1,0 +1,231 @@
+#pragma once
+// One job instance while it runs (job_runner.h's run_job): internal to execute/. The class is
+// defined across job_runner.cpp (set-up, clean-up, the record), job_steps.cpp (the step loop),
+// job_actions.cpp (actions and ActionHost) and job_collect.cpp (log, benchmarks, tests,
+// GPU telemetry).
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kiln/engine/collect/gpu_telemetry.h"
+#include "kiln/engine/execute/action_runner.h"
+#include "kiln/engine/execute/container_job.h"
+#include "kiln/engine/execute/job_runner.h"
+#include "kiln/engine/gate/benchmarks.h"
+#include "kiln/exec/actions.h"
+#include "kiln/exec/process_tracker.h"
+#include "kiln/exec/step_runner.h"
+
+namespace kiln::engine {
+
+// Everything one job instance needs while its steps run.
+class JobRun : public ActionHost {
+  using Clock = std::chrono::steady_clock;
+  using milliseconds = std::chrono::milliseconds;
+  static constexpr int k_default_job_timeout_minutes = 360;
+
+ public:
+  explicit JobRun(const JobSetup& setup);
+
+  // The job as the observer shows it (JobSetup::shown_key).
+  const std::string& shown_key() const;
+
+  JobSummary run();
+
+ private:
+  // A file-system-safe name for a job key: "build (linux, 3.11)" → "build_linux_3.11_".
+  static std::string safe_name(const std::string& key);
+  static store::LogStream stream_of(std::string_view kind);
+  // GitHub's raw log markers for lines that are not plain output.
+  static std::string stored_text(std::string_view kind, std::string_view text);
+  // Parses "10", "2.5" or an expression's value as minutes; 0 when absent.
+  static Result<double> minutes_of(const std::optional<workflow::Text>& text,
+                                   const expr::Context& context);
+  static Result<bool> flag_of(const std::optional<workflow::Text>& text,
+                              const expr::Context& context);
+
+  Status prepare();
+
+  // container_job.h: services, then the job container; its PATH is the steps' base PATH.
+  Status start_containers(const workflow::Job& job);
+
+  void refresh_env_context();
+
+  Result<std::string> hash_files(const std::vector<std::string>& patterns);
+
+  bool cancelled() const { return setup_.cancel->cancelled() || timed_out_; }
+
+  void run_steps();
+
+  // The perf gate (benchmarks.h): results are stored after every step, judged at the end.
+  BenchmarkContext benchmark_context() const;
+  void collect_benchmarks();
+  // JUnit XML the steps wrote (test_results.h): read once, after the last step.
+  void collect_tests();
+  void gate_benchmarks();
+
+  // The job's action steps as run_pre_steps sees them when the job starts.
+  std::vector<ActionCall> pre_step_calls();
+
+  void run_step(const workflow::Step& step);
+
+  // A step's $GITHUB_STEP_SUMMARY (masked by the step runner), appended to the job's summary as
+  // GitHub shows one job summary made of its steps' summaries.
+  void add_step_summary(const std::string& markdown);
+
+  // The first step that failed: how it ended and its last lines, and the job's reason.
+  void record_failure(const StepSummary& result, Conclusion outcome);
+
+  std::string default_step_name(const workflow::Step& step) const;
+
+  // The environment of a step: the host's, GITHUB_*, workflow and job env, $GITHUB_ENV
+  // additions, the step's env, and $GITHUB_PATH additions in front of PATH.
+  Result<core::Environment> step_environment(const workflow::Step& step);
+
+  Conclusion execute(const workflow::Step& step, StepSummary& result);
+
+  Conclusion execute_inner(const workflow::Step& step, StepSummary& result);
+
+  static std::optional<workflow::Text> pick(const std::optional<workflow::Text>& a,
+                                            const std::optional<workflow::Text>& b,
+                                            const std::optional<workflow::Text>& c);
+
+  exec::ActionContext action_context(const core::Environment& env);
+
+  Conclusion execute_action(const workflow::Step& step, const core::Environment& env);
+
+ public:
+  // ActionHost: what local and mirrored actions use of the job (action_runner.h).
+  void log(std::string_view kind, const std::string& text) override { log_kiln(kind, text); }
+
+  core::Environment job_environment() override;
+
+  void finish_environment(core::Environment& env) override;
+
+  Result<exec::StepResult> run_process(exec::StepRequest request) override;
+
+  Conclusion run_builtin(const std::string& uses, const std::map<std::string, std::string>& with,
+                         const core::Environment& env,
+                         std::map<std::string, std::string>& outputs) override;
+
+  void add_post(std::function<bool()> run) override { post_actions_.push_back(std::move(run)); }
+
+  expr::Context job_context() override;
+
+  std::filesystem::path workspace() const override { return workspace_; }
+  const workflow::ReferenceRoots& references() const override { return references_; }
+
+ private:
+  void record_artifacts(const std::vector<exec::ArtifactInfo>& artifacts);
+
+  // GPU telemetry (gpu_telemetry.h) while the steps run; the budget's verdict fails the job.
+  void start_gpu_telemetry();
+  void stop_gpu_telemetry();
+
+  // Post steps in reverse order: each decides whether it runs (post-if, save-always).
+  void run_post_actions();
+
+  bool wants_debug_hold() const;
+
+  // debug_hold.h: the container, workspace, processes and GPUs stay until `kiln release`, the
+  // hold's time or a cancel.
+  void hold_for_debugging();
+
+  static std::string format_minutes(milliseconds duration);
+
+  // Every process the job started is gone at its end, daemons included.
+  void clean_up();
+
+  void finish();
+
+ public:
+  // Lines of the job's log: to the store as they come, and to the observer.
+  void log_line(std::string_view kind, std::string_view text);
+
+  Status append_directly(const store::LogLine& line);
+
+  void log_kiln(std::string_view kind, const std::string& text);
+
+ private:
+  class LogSink : public exec::LogSink {
+   public:
+    explicit LogSink(JobRun& job) : job_(job) {}
+    void write(const exec::LogEvent& event) override {
+      switch (event.kind) {
+        case exec::LogKind::output:
+        case exec::LogKind::command:
+          job_.log_line(event.stream == core::Stream::err ? "stderr" : "output", event.text);
+          break;
+        case exec::LogKind::group_start:
+          job_.log_line("group", event.text);
+          break;
+        case exec::LogKind::group_end:
+          job_.log_line("endgroup", "");
+          break;
+        case exec::LogKind::debug:
+          job_.log_line("debug", event.text);
+          break;
+        case exec::LogKind::system:
+          job_.log_line("kiln", event.text);
+          break;
+        case exec::LogKind::annotation: {
+          const auto& note = event.annotation;
+          std::string kind = note ? std::string(exec::to_string(note->level)) : "error";
+          std::string where;
+          if (note && !note->file.empty())
+            where = note->line ? fmt::format("{}:{}: ", note->file, note->line) : note->file + ": ";
+          job_.log_line(kind, where + event.text);
+          break;
+        }
+      }
+    }
+
+   private:
+    JobRun& job_;
+  };
+
+  const JobSetup& setup_;
+  const workflow::Job& job_;
+  JobSummary summary_;
+  Clock::time_point started_;
+  Clock::time_point deadline_;
+  double job_timeout_minutes_ = k_default_job_timeout_minutes;
+  bool timed_out_ = false;
+  bool failed_ = false;
+  bool store_warned_ = false;
+  std::unique_ptr<store::LogWriter> log_;  // the job's lines, batched (store.h)
+  std::optional<int> current_step_;
+  std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_, test_results_file_;
+  nlohmann::json test_totals_;
+  std::optional<BenchmarkCollector> benchmarks_;
+  std::string token_;
+  std::optional<exec::JobSubreaper> subreaper_;
+  std::unique_ptr<JobTelemetry> telemetry_;
+  expr::Context context_;
+  core::Environment base_env_;
+  std::map<std::string, std::string> job_env_;
+  std::map<std::string, std::string> file_env_;
+  std::vector<std::string> path_additions_;
+  std::map<std::string, std::string> raw_outputs_;  // of the step running now, unmasked
+  std::deque<std::string> recent_lines_;            // of the step running now, masked
+  std::string step_summary_;                        // the steps' $GITHUB_STEP_SUMMARY
+  std::string step_end_kind_;  // "timeout" when the step running now ran out of time
+  std::vector<std::function<bool()>> post_actions_;
+  // While a step runs an action: the end of its timeout-minutes, for the action's processes.
+  std::optional<Clock::time_point> step_deadline_;
+  double step_minutes_ = 0;
+  workflow::ReferenceRoots references_;
+  std::optional<workflow::Job> resolved_containers_;  // resolve_containers' copy, if any
+  std::unique_ptr<ContainerJob> containers_;          // a job with `container:` or `services:`
+};
+
+}  // namespace kiln::engine

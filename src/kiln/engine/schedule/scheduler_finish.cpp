@@ -1,0 +1,185 @@
+// The results of jobs (scheduler.h): an instance's, a job's over its instances (fail-fast), a
+// caller job's over its calls, and a workflow run's.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kiln/engine/plan/workflow_call.h"
+#include "kiln/engine/schedule/scheduler.h"
+
+namespace kiln::engine {
+
+void Scheduler::finish_instance_now(Instance& instance, Conclusion conclusion,
+                                    const std::string& reason) {
+  instance.state = Instance::State::done;
+  release(instance.claim);
+  instance.summary.key = instance.planned.key;
+  instance.summary.job_id = instance.node->job->id;
+  instance.summary.name = instance.planned.name;
+  instance.summary.store_id = instance.job_row;
+  instance.summary.matrix = instance.planned.matrix;
+  instance.summary.labels = instance.labels;
+  instance.summary.conclusion = conclusion;
+  instance.summary.reason = reason;
+  if (instance.job_row) {
+    if (auto row = store_.get_job(instance.job_row)) {
+      row->status = to_job_status(conclusion);
+      row->conclusion = conclusion;
+      row->message = reason;
+      row->finished_at = store::now_ms();
+      (void)store_.update_job(*row);
+    }
+  }
+  if (conclusion == Conclusion::failure) observer_.job_line(shown(instance), "error", reason);
+  finished_to_observer(instance);
+}
+
+void Scheduler::on_instance_finished(WorkflowState& wf, Node& node, Instance& instance,
+                                     JobSummary summary) {
+  --running_;
+  --node.running;
+  instance.state = Instance::State::done;
+  if (summary.conclusion == Conclusion::cancelled && !instance.cancel_reason.empty() &&
+      summary.reason.empty())
+    summary.reason = instance.cancel_reason;
+  summary.order = ++finished_count_;
+  instance.summary = std::move(summary);
+  release(instance.claim);
+  instance.gpus.clear();
+  finished_to_observer(instance);
+  if (instance.summary.conclusion == Conclusion::failure && node.plan.fail_fast &&
+      !instance.continue_on_error) {
+    for (auto& sibling : node.instances) {
+      if (&sibling == &instance) continue;
+      std::string reason = fmt::format("cancelled by fail-fast: {} failed", instance.planned.key);
+      if (sibling.state == Instance::State::queued) {
+        finish_instance_now(sibling, Conclusion::cancelled, reason);
+      } else if (sibling.state == Instance::State::running) {
+        sibling.cancel_reason = reason;
+        sibling.cancel.cancel();
+      }
+    }
+  }
+  // fail-fast of a matrix of calls: a failed called job cancels the caller's other calls.
+  if (instance.summary.conclusion == Conclusion::failure && !instance.continue_on_error)
+    for (CallScope* scope = node.scope; scope; scope = scope->caller->scope) {
+      Node& caller = *scope->caller;
+      if (!caller.plan.fail_fast || caller.calls.size() < 2) continue;
+      for (CallScope* other : caller.calls)
+        if (other != scope && !other->cancelled)
+          cancel_scope(*other,
+                       fmt::format("cancelled by fail-fast: {} failed", instance.planned.key));
+    }
+  maybe_finish_node(wf, node);
+  changed_.notify_all();
+}
+
+void Scheduler::maybe_finish_node(WorkflowState& wf, Node& node) {
+  if (node.state == Node::State::done) return;
+  if (!node.calls.empty()) return maybe_finish_caller(wf, node);
+  for (const auto& instance : node.instances)
+    if (instance.state != Instance::State::done) return;
+  bool any_failure = false, any_cancelled = false, all_skipped = true;
+  std::vector<const Instance*> by_finish;
+  node.reused = node.inputs_reused && !node.instances.empty();
+  for (const auto& instance : node.instances) {
+    if (!instance.reused) node.reused = false;
+    const auto& summary = instance.summary;
+    if (summary.conclusion == Conclusion::failure && !instance.continue_on_error)
+      any_failure = true;
+    if (summary.conclusion == Conclusion::cancelled) any_cancelled = true;
+    if (summary.conclusion != Conclusion::skipped) all_skipped = false;
+    by_finish.push_back(&instance);
+    wf.finished.push_back(summary);
+  }
+  // Several instances may set an output: the last one to finish that set it (non-empty)
+  // wins, as on GitHub.
+  std::stable_sort(by_finish.begin(), by_finish.end(), [](const Instance* a, const Instance* b) {
+    return a->summary.order < b->summary.order;
+  });
+  for (const Instance* instance : by_finish)
+    for (const auto& [key, value] : instance->summary.outputs)
+      if (!value.empty()) node.outputs[key] = value;
+  if (any_failure)
+    node.result = Conclusion::failure;
+  else if (any_cancelled)
+    node.result = Conclusion::cancelled;
+  else if (all_skipped)
+    node.result = Conclusion::skipped;
+  else
+    node.result = Conclusion::success;
+  node.state = Node::State::done;
+  if (workflow_done(wf)) release(wf.claim);
+  if (node.scope) maybe_finish_node(wf, *node.scope->caller);
+  changed_.notify_all();
+}
+
+// A caller job is done when every job of each of its calls is: it failed when one of them
+// failed, and its outputs are the called workflow's (the last call to set one wins).
+void Scheduler::maybe_finish_caller(WorkflowState& wf, Node& node) {
+  for (const CallScope* scope : node.calls)
+    for (const Node* child : scope->nodes)
+      if (child->state != Node::State::done) return;
+  bool any_failure = false, any_cancelled = false, all_skipped = true;
+  node.reused = node.inputs_reused;
+  for (CallScope* scope : node.calls) {
+    expr::Value jobs = expr::Value::object();
+    for (const Node* child : scope->nodes) {
+      if (!child->reused) node.reused = false;
+      if (child->result == Conclusion::failure) any_failure = true;
+      if (child->result == Conclusion::cancelled) any_cancelled = true;
+      if (child->result != Conclusion::skipped) all_skipped = false;
+      expr::Value outputs = expr::Value::object();
+      for (const auto& [key, value] : child->outputs) outputs[key] = value;
+      jobs[child->job->id] = {{"result", std::string(store::to_string(child->result))},
+                              {"outputs", outputs}};
+    }
+    expr::Context context;
+    context.contexts = scope->base_contexts;
+    std::vector<std::string> warnings;
+    const auto* call = scope->workflow->workflow.find_trigger("workflow_call");
+    for (const auto& [key, value] : evaluate_call_outputs(*call, context, jobs, warnings))
+      if (!value.empty()) node.outputs[key] = value;
+    for (const auto& warning : warnings) observer_.warning(warning);
+    release(scope->claim);
+  }
+  node.result = any_failure     ? Conclusion::failure
+                : any_cancelled ? Conclusion::cancelled
+                : all_skipped   ? Conclusion::skipped
+                                : Conclusion::success;
+  node.state = Node::State::done;
+  if (workflow_done(wf)) release(wf.claim);
+  if (node.scope) maybe_finish_node(wf, *node.scope->caller);
+  changed_.notify_all();
+}
+
+WorkflowRunSummary Scheduler::finish_workflow(WorkflowState& wf) {
+  WorkflowRunSummary summary;
+  summary.run_id = wf.run.id;
+  summary.workflow_path = wf.selected->path;
+  summary.workflow_name = wf.selected->name;
+  summary.duration =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - wf.started);
+  summary.jobs = wf.finished;
+  std::stable_sort(
+      summary.jobs.begin(), summary.jobs.end(), [](const JobSummary& a, const JobSummary& b) {
+        auto rank = [](const JobSummary& j) { return j.order == 0 ? 1 << 30 : j.order; };
+        return rank(a) < rank(b);
+      });
+  bool failed = false, cancelled = wf.cancelled;
+  for (const auto& node : wf.nodes) {
+    if (node->result == Conclusion::failure) failed = true;
+    if (node->result == Conclusion::cancelled) cancelled = true;
+  }
+  summary.conclusion = failed      ? Conclusion::failure
+                       : cancelled ? Conclusion::cancelled
+                                   : Conclusion::success;
+  store::RunStatus status = failed      ? store::RunStatus::failure
+                            : cancelled ? store::RunStatus::cancelled
+                                        : store::RunStatus::success;
+  (void)store_.set_run_status(wf.run.id, status, store::now_ms());
+  return summary;
+}
+
+}  // namespace kiln::engine
