@@ -54,6 +54,14 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   options.container_engine = config.container_engine;
   if (!config.pull_policy.empty()) options.pull_policy = config.pull_policy;
   options.container_policy = std::move(config.container_policy);
+  // jobs.user: the user must not be able to read kiln.yml (tokens, secrets) or the host store.
+  if (config.job_user) {
+    if (!config.file.empty())
+      KILN_TRY_VOID(core::check_unreadable_by(config.file, *config.job_user));
+    if (config.host_store)
+      KILN_TRY_VOID(core::check_unreadable_by(*config.host_store, *config.job_user));
+    options.job_user = std::move(config.job_user);
+  }
   options.keep_failed_for = config.debug_hold;
   options.keep_failed_on_dispatch = config.debug_on_workflow_dispatch;
   // Actions of other repositories: fetched into the host's state directory, beside its store.

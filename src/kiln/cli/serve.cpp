@@ -60,6 +60,16 @@ int serve_command(const ServeArgs& args) {
     options.base.container_engine = options.config.container_engine;
   if (!options.config.pull_policy.empty()) options.base.pull_policy = options.config.pull_policy;
   options.base.container_policy = options.config.container_policy;
+  if (const auto& user = options.config.job_user) {
+    // kiln.yml holds the webhook secrets and API tokens, the store every log: not the jobs'.
+    const auto store = options.config.serve.store.value_or(options.config.file.parent_path() /
+                                                           "kiln.db");  // server.cpp's default
+    for (const auto& secret_file : {options.config.file, store})
+      if (!secret_file.empty())
+        if (auto private_file = core::check_unreadable_by(secret_file, *user); !private_file)
+          return report_error(private_file.error());
+    options.base.job_user = user;
+  }
   options.base.gpu_telemetry = options.config.gpu_telemetry;
   auto mirror = actions_mirror(args.actions_mirror);
   if (!mirror) return report_error(mirror.error());

@@ -176,6 +176,19 @@ Status read_debug(const Reader& reader, const YAML::Node& node, HostConfig& conf
   return {};
 }
 
+// jobs: {user: kiln-job}: host jobs' steps run as that unprivileged user.
+Status read_jobs(const Reader& reader, const YAML::Node& node, HostConfig& config) {
+  KILN_TRY_VOID(reader.mapping(node, "jobs", {"user"}));
+  if (!node || node.IsNull()) return {};
+  if (auto user = node["user"]; user && !user.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(user, "jobs.user"));
+    auto resolved = core::resolve_run_as(text);
+    if (!resolved) return reader.error(user, "jobs.user: {}", resolved.error().message);
+    config.job_user = std::move(*resolved);
+  }
+  return {};
+}
+
 // labels: [rocm, big-memory]: labels this host serves that ask for no GPU.
 Status read_served_labels(const Reader& reader, const YAML::Node& node, gpu::GpuLabelMap& labels) {
   if (!node || node.IsNull()) return {};
@@ -471,7 +484,8 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   try {
     KILN_TRY_VOID(reader.mapping(
         root, "kiln.yml",
-        {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck", "actions"}));
+        {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck", "actions",
+         "jobs"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     if (auto actions = root["actions"]; actions && !actions.IsNull()) {
@@ -489,6 +503,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
     }
     KILN_TRY_VOID(read_containers(reader, root["containers"], config));
     KILN_TRY_VOID(read_debug(reader, root["debug"], config));
+    KILN_TRY_VOID(read_jobs(reader, root["jobs"], config));
     if (auto store = root["host_store"]; store && !store.IsNull()) {
       KILN_TRY(auto path, reader.scalar(store, "host_store"));
       if (path.empty()) return reader.error(store, "host_store: must not be empty");

@@ -33,6 +33,8 @@
 //     on_workflow_dispatch: false          # true: failed manual runs are kept without the flag
 //   actions:
 //     url: https://github.com              # where owner/repo@ref actions are fetched from
+//   jobs:
+//     user: kiln-job                       # host jobs' steps run as this user (kiln as root)
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -65,6 +67,7 @@
 
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
+#include "kiln/core/run_as.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
@@ -134,6 +137,9 @@ struct HostConfig {
   bool debug_on_workflow_dispatch = false;            // debug.on_workflow_dispatch
   // actions.url: the forge owner/repo@ref actions and reusable workflows are fetched from.
   std::string actions_url = "https://github.com";
+  // jobs.user: the unprivileged user host jobs' steps run as (docs/configuration.md); none: as
+  // kiln's own user.
+  std::optional<core::RunAs> job_user;
 };
 
 // `file` names the text in errors and anchors relative paths.

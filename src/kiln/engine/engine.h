@@ -17,6 +17,7 @@
 
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
+#include "kiln/core/run_as.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
@@ -86,6 +87,8 @@ struct RunOptions {
   std::string pull_policy = "missing";
   // The host config's container policy: allowed options, forced user and limits.
   container::ContainerPolicy container_policy;
+  // The host config's jobs.user: host jobs' steps run as that user (docs/configuration.md).
+  std::optional<core::RunAs> job_user;
   // Set to true (from any thread) to cancel this run only, as request_cancel() cancels every
   // run of the process (`kiln serve`'s per-run cancel). Null: only request_cancel().
   std::shared_ptr<std::atomic<bool>> cancel;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kiln/core/result.h"
+#include "kiln/core/run_as.h"
 
 namespace kiln::exec {
 
@@ -33,6 +34,9 @@ struct ActionContext {
   std::filesystem::path cache_root;     // shared across runs of this repository
   std::function<void(std::string_view)> log;  // one log line (the engine masks and stores it)
   std::map<std::string, std::string> env;     // the step's environment (HOME, GITHUB_*, ...)
+  // jobs.user: the files a step names (artifact and cache paths) are read only when that user
+  // could read them, cache entries restored only where it could write (core/run_as.h).
+  const core::RunAs* run_as = nullptr;
 };
 
 // Work a step leaves for the end of the job, like a JavaScript action's `post:` entry point.

@@ -1,5 +1,7 @@
 #include "kiln/exec/actions_support.h"
 
+#include "kiln/exec/subreaper.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -226,6 +228,22 @@ std::string GitOutput::reason() const {
   return std::string(text);
 }
 
+namespace {
+thread_local const core::RunAs* t_git_user = nullptr;
+thread_local std::string t_git_home;
+}  // namespace
+
+GitAsUser::GitAsUser(const core::RunAs* user, std::string home)
+    : previous_user_(t_git_user), previous_home_(t_git_home) {
+  t_git_user = user;
+  t_git_home = std::move(home);
+}
+
+GitAsUser::~GitAsUser() {
+  t_git_user = previous_user_;
+  t_git_home = previous_home_;
+}
+
 Result<GitOutput> run_git(const std::vector<std::string>& args, const fs::path& cwd) {
   core::Environment env = core::current_environment();
   // A hook or another git process may have exported these; they would redirect every command.
@@ -238,6 +256,19 @@ Result<GitOutput> run_git(const std::vector<std::string>& args, const fs::path& 
   env["GIT_PAGER"] = "cat";
   env["LC_ALL"] = "C";
   std::vector<std::string> argv{"git"};
+  if (t_git_user) {
+    if (subreaper_program().empty())
+      return fail(ErrorCode::io_error,
+                  "jobs.user '{}': git cannot be run as that user without kiln-subreaper beside "
+                  "kiln",
+                  t_git_user->name);
+    // HOME's .gitconfig (the engine writes it) lets the user's git read kiln's repository.
+    argv = {subreaper_program().string(), "--as", t_git_user->to_argument(), "--", "git"};
+    if (!t_git_home.empty()) {
+      env["HOME"] = t_git_home;
+      env["GIT_CONFIG_GLOBAL"] = t_git_home + "/.gitconfig";  // whatever kiln's own says
+    }
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   KILN_TRY(auto output, core::run_command(argv, cwd, env));
   GitOutput result;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/core/result.h"
+#include "kiln/core/run_as.h"
 #include "kiln/exec/actions.h"
 
 namespace kiln::exec {
@@ -89,5 +90,20 @@ struct GitOutput {
 // C locale, and none of the GIT_DIR-style variables of a calling hook. Spawn failures and
 // timeouts are errors; a non-zero exit is reported in GitOutput.
 Result<GitOutput> run_git(const std::vector<std::string>& args, const std::filesystem::path& cwd);
+
+// While one lives, run_git on this thread runs git as `user` (jobs.user) with HOME `home`:
+// kiln, as root, must not run git in a work tree the job's user controls (its .git/config can
+// name commands), so the checkout's git is the user's own (through kiln-subreaper --as).
+class GitAsUser {
+ public:
+  GitAsUser(const core::RunAs* user, std::string home);
+  ~GitAsUser();
+  GitAsUser(const GitAsUser&) = delete;
+  GitAsUser& operator=(const GitAsUser&) = delete;
+
+ private:
+  const core::RunAs* previous_user_;
+  std::string previous_home_;
+};
 
 }  // namespace kiln::exec

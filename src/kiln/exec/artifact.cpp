@@ -165,6 +165,7 @@ Result<ActionResult> run_upload_artifact(const std::map<std::string, std::string
   StagingDirectory staging(staging_path(context.artifact_root, name));
   ArtifactInfo info{.name = name, .path = context.artifact_root / name};
   for (const auto& file : search.files) {
+    if (context.run_as) KILN_TRY_VOID(core::check_readable_by(file, *context.run_as));
     fs::path target = staging.path() / file.lexically_relative(layout_root);
     fs::create_directories(target.parent_path(), ec);
     // Links are followed: the artifact holds what the link points to, like the real zip.

@@ -179,6 +179,7 @@ Result<ActionResult> save_cache(const std::string& key, const std::vector<std::s
   auto fill = [&](const fs::path& into) -> Result<CopyStats> {
     CopyStats stats;
     for (const auto& file : search.files) {
+      if (context.run_as) KILN_TRY_VOID(core::check_readable_by(file, *context.run_as));
       fs::path target = is_within(file, workspace)
                             ? into / "workspace" / file.lexically_relative(workspace)
                             : into / "absolute" / file.relative_path();
@@ -204,7 +205,7 @@ Result<ActionResult> save_cache(const std::string& key, const std::vector<std::s
 }
 
 Result<CopyStats> restore_entry(const CacheStore& store, const CacheEntry& entry,
-                                const fs::path& workspace) {
+                                const fs::path& workspace, const core::RunAs* run_as) {
   CopyStats total;
   fs::path content = store.content_path(entry);
   std::error_code ec;
@@ -214,6 +215,14 @@ Result<CopyStats> restore_entry(const CacheStore& store, const CacheEntry& entry
     total.bytes += stats.bytes;
   }
   if (fs::exists(content / "absolute", ec)) {
+    // Saved from outside the workspace: restored where it was, but under jobs.user only where
+    // that user could write it itself (kiln, as root, could write anywhere).
+    if (run_as)
+      for (fs::recursive_directory_iterator it(content / "absolute", ec), end; !ec && it != end;
+           it.increment(ec))
+        if (!it->is_directory())
+          KILN_TRY_VOID(core::check_writable_by(
+              fs::path("/") / it->path().lexically_relative(content / "absolute"), *run_as));
     KILN_TRY(auto stats, copy_tree(content / "absolute", "/"));
     total.files += stats.files;
     total.bytes += stats.bytes;
@@ -421,7 +430,7 @@ Result<ActionResult> run_cache(CacheAction action, std::string_view uses,
   if (lookup_only) {
     log_line(context, fmt::format("Cache found and can be restored from key: {}", entry.key));
   } else {
-    auto restored = restore_entry(store, entry, workspace_of(context));
+    auto restored = restore_entry(store, entry, workspace_of(context), context.run_as);
     if (!restored) {
       // A damaged entry is a miss, like a failed download on GitHub.
       log_warning(context, fmt::format("Failed to restore: {}", restored.error().message));

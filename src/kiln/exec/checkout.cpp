@@ -280,6 +280,8 @@ bool same_repository_name(std::string_view a, std::string_view b) {
 
 Result<ActionResult> run_checkout(const std::map<std::string, std::string>& with,
                                   const ActionContext& context) {
+  auto home = context.env.find("HOME");
+  GitAsUser as_user(context.run_as, home != context.env.end() ? home->second : std::string());
   ActionInputs inputs(with, {"repository",
                              "ref",
                              "token",

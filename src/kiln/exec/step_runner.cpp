@@ -123,7 +123,12 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
     KILN_TRY(spawn, request.launcher->launch(std::move(spawn.argv), std::move(*spawn.env),
                                              std::move(spawn.cwd)));
   } else if (request.subreaper != nullptr) {
-    spawn.argv = request.subreaper->wrap(std::move(spawn.argv));
+    spawn.argv = request.subreaper->wrap(std::move(spawn.argv), request.run_as);
+  } else if (request.run_as != nullptr) {
+    return fail(ErrorCode::io_error,
+                "jobs.user '{}': the step cannot be switched to that user without "
+                "kiln-subreaper beside kiln; it does not run as kiln's user instead",
+                request.run_as->name);
   }
   spawn.output = options.merge_stderr ? core::OutputMode::merged : core::OutputMode::separate;
   spawn.max_line_bytes = options.max_line_bytes;

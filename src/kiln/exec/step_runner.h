@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kiln/core/result.h"
+#include "kiln/core/run_as.h"
 #include "kiln/core/subprocess.h"
 #include "kiln/exec/cancel_token.h"
 #include "kiln/exec/file_commands.h"
@@ -44,6 +45,8 @@ struct StepRequest {
   // On the host: the job's holders (subreaper.h) keep and finally kill what the step leaves
   // behind. nullptr: only the token scan does.
   const JobSubreaper* subreaper = nullptr;
+  // jobs.user: the shell runs as this user, switched by the holder (needs `subreaper`).
+  const core::RunAs* run_as = nullptr;
 };
 
 struct StepRunnerOptions {

@@ -48,9 +48,11 @@ Result<JobSubreaper> JobSubreaper::start(const fs::path& program, const fs::path
   return subreaper;
 }
 
-std::vector<std::string> JobSubreaper::wrap(std::vector<std::string> argv) const {
-  std::vector<std::string> wrapped = {program_.string(), lifeline_.string(),
-                                      std::to_string(::getpid()), "--"};
+std::vector<std::string> JobSubreaper::wrap(std::vector<std::string> argv,
+                                            const core::RunAs* user) const {
+  std::vector<std::string> wrapped = {program_.string()};
+  if (user) wrapped.insert(wrapped.end(), {"--user", user->to_argument()});
+  wrapped.insert(wrapped.end(), {lifeline_.string(), std::to_string(::getpid()), "--"});
   wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()),
                  std::make_move_iterator(argv.end()));
   return wrapped;

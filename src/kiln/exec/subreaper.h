@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kiln/core/result.h"
+#include "kiln/core/run_as.h"
 
 namespace kiln::exec {
 
@@ -41,8 +42,9 @@ class JobSubreaper {
   // Creates LIFELINE in `dir` (the job's own directory). `program` is kiln-subreaper.
   static Result<JobSubreaper> start(const std::filesystem::path& program,
                                     const std::filesystem::path& dir);
-  // The step's argv run under a holder.
-  std::vector<std::string> wrap(std::vector<std::string> argv) const;
+  // The step's argv run under a holder; with `user`, the step runs as that user (jobs.user).
+  std::vector<std::string> wrap(std::vector<std::string> argv,
+                                const core::RunAs* user = nullptr) const;
   // Removes the lifeline and waits (up to `patience`) until every holder of the job killed its
   // subtree and exited. Returns "pid 1234 (sleep)" per process the holders killed.
   std::vector<std::string> end(std::chrono::milliseconds patience = std::chrono::seconds(5));

@@ -46,7 +46,8 @@ std::vector<std::filesystem::path> find_default_result_files(const std::filesyst
 
 TestResultsOutcome collect_test_results(store::Store& store, const TestResultsContext& context,
                                         const std::filesystem::path& list,
-                                        const std::filesystem::path& workspace) {
+                                        const std::filesystem::path& workspace,
+                                        const core::RunAs* run_as) {
   TestResultsOutcome outcome;
   std::vector<std::filesystem::path> files = find_default_result_files(workspace);
   std::set<std::filesystem::path> seen(files.begin(), files.end());
@@ -78,6 +79,11 @@ TestResultsOutcome collect_test_results(store::Store& store, const TestResultsCo
   std::vector<std::string> failures;
   for (const auto& path : files) {
     auto name = relative_name(path, workspace);
+    if (run_as)
+      if (auto readable = core::check_readable_by(path, *run_as); !readable) {
+        outcome.lines.emplace_back("warning", "test results: skipped " + readable.error().message);
+        continue;
+      }
     auto parsed = report::parse_junit_file(path);
     if (!parsed) {
       outcome.lines.emplace_back("warning", "test results: skipped " + parsed.error().to_string());

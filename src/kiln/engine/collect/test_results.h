@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/core/run_as.h"
 #include "kiln/store/store.h"
 
 namespace kiln::engine {
@@ -36,9 +37,11 @@ struct TestResultsOutcome {
 
 // Reads, stores and summarizes. `list` is the $KILN_TEST_RESULTS file (one path a line,
 // relative ones relative to `workspace`); a missing list is no list.
+// With `run_as` (jobs.user), a file is read only when that user could read it.
 TestResultsOutcome collect_test_results(store::Store& store, const TestResultsContext& context,
                                         const std::filesystem::path& list,
-                                        const std::filesystem::path& workspace);
+                                        const std::filesystem::path& workspace,
+                                        const core::RunAs* run_as = nullptr);
 
 // The workspace's default result files, sorted; directories named .git or node_modules are
 // not entered, and at most `limit` files are returned.

@@ -25,6 +25,7 @@ exec::ActionContext JobRun::action_context(const core::Environment& env) {
   context.cache_root = setup_.kiln_dir / "cache";
   context.log = [this](std::string_view line) { log_line("output", setup_.masker->mask(line)); };
   context.env = env;
+  context.run_as = run_as_;
   return context;
 }
 
@@ -102,6 +103,7 @@ Result<exec::StepResult> JobRun::run_process(exec::StepRequest request) {
   request.temp_dir = temp_dir_;
   request.job_token = token_;
   if (subreaper_) request.subreaper = &*subreaper_;
+  request.run_as = run_as_;
   LogSink sink(*this);
   const exec::CancelToken* cancel = setup_.cancel->cancelled() ? nullptr : setup_.cancel;
   KILN_TRY(auto result, exec::run_step(request, sink, *setup_.masker, cancel));
@@ -129,6 +131,7 @@ Conclusion JobRun::run_builtin(const std::string& uses,
                                std::map<std::string, std::string>& outputs) {
   auto context = action_context(env);
   auto outcome = exec::run_builtin_action(uses, with, context);
+  give_job_dir();  // a checkout, a restored cache, downloaded artifacts: the job's user's
   if (!outcome) {
     log_kiln("error", outcome.error().to_string());
     return Conclusion::failure;
@@ -140,6 +143,7 @@ Conclusion JobRun::run_builtin(const std::string& uses,
       if ((failed_ || cancelled()) && !post.always) return true;
       log_kiln("kiln", fmt::format("Post {}", post.description));
       auto result = exec::run_post_action(post, action_context(env));
+      give_job_dir();
       if (!result)
         log_kiln("warning", result.error().to_string());
       else if (!result->success)

@@ -37,7 +37,7 @@ BenchmarkContext JobRun::benchmark_context() const {
 }
 
 void JobRun::collect_benchmarks() {
-  for (const auto& [kind, text] : benchmarks_->collect(benchmarks_file_, workspace_)) {
+  for (const auto& [kind, text] : benchmarks_->collect(benchmarks_file_, workspace_, run_as_)) {
     log_kiln(kind, text);
     if (kind == "error") failed_ = true;
   }
@@ -47,7 +47,7 @@ void JobRun::collect_benchmarks() {
 void JobRun::collect_tests() {
   auto outcome = collect_test_results(
       *setup_.store, {setup_.repo->name, setup_.event->sha, setup_.run_id, setup_.job_row},
-      test_results_file_, workspace_);
+      test_results_file_, workspace_, run_as_);
   for (const auto& [kind, text] : outcome.lines) log_kiln(kind, text);
   test_totals_ = std::move(outcome.totals);
 }

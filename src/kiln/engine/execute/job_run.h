@@ -209,6 +209,10 @@ class JobRun : public ActionHost {
   std::optional<BenchmarkCollector> benchmarks_;
   std::string token_;
   std::optional<exec::JobSubreaper> subreaper_;
+  // jobs.user for a host job (null: steps run as kiln's user); give_job_dir() hands what kiln
+  // wrote into the job's directory to that user.
+  const core::RunAs* run_as_ = nullptr;
+  void give_job_dir();
   std::unique_ptr<JobTelemetry> telemetry_;
   expr::Context context_;
   core::Environment base_env_;

@@ -174,6 +174,28 @@ Status JobRun::prepare() {
   }
   // A job container has its own environment (its image's); the host's stays outside.
   if (!containers.container) base_env_ = core::current_environment();
+  if (const auto& user = setup_.options->job_user; user && !containers.container) {
+    // jobs.user: the job's directory is the user's, its HOME inside it; every step process is
+    // switched to the user by its holder (exec/step_runner.h refuses to run one without).
+    if (!subreaper_)
+      return fail(ErrorCode::io_error,
+                  "jobs.user '{}': kiln-subreaper is not beside kiln, so the job's steps cannot "
+                  "be switched to that user; the job does not run as kiln's user instead",
+                  user->name);
+    if (::geteuid() != 0 && ::geteuid() != user->uid)
+      return fail(ErrorCode::invalid_input,
+                  "jobs.user '{}' needs kiln to run as root (it runs as UID {})", user->name,
+                  ::geteuid());
+    std::filesystem::create_directories(job_dir_ / "home", ec);
+    // The repository kiln checks out from is root's: git run as the user refuses a repository
+    // of another owner unless the user's own (global) config trusts it; trusting it exposes no
+    // one but the user.
+    std::ofstream(job_dir_ / "home" / ".gitconfig") << "[safe]\n\tdirectory = *\n";
+    run_as_ = &*user;
+    give_job_dir();
+    base_env_["HOME"] = (job_dir_ / "home").string();
+    base_env_["USER"] = base_env_["LOGNAME"] = user->name;
+  }
   for (const auto& [key, value] : contexts.env) base_env_[key] = value;
   base_env_["KILN_RUN_ID"] = std::to_string(setup_.run_id);
   base_env_["KILN_JOB_ID"] = summary_.key;
@@ -204,6 +226,12 @@ Status JobRun::prepare() {
                          "runner images",
                          job_.snapshot->where.to_string(), job_.snapshot->image_name.value));
   return {};
+}
+
+void JobRun::give_job_dir() {
+  if (!run_as_) return;
+  if (auto given = core::give_to(job_dir_, *run_as_); !given)
+    log_kiln("warning", given.error().message);
 }
 
 // container_job.h: services, then the job container; its PATH is the steps' base PATH.

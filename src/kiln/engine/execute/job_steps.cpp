@@ -268,6 +268,7 @@ Conclusion JobRun::execute_inner(const workflow::Step& step, StepSummary& result
   request.timeout = timeout;
   request.job_token = token_;
   if (subreaper_) request.subreaper = &*subreaper_;
+  request.run_as = run_as_;
   if (containers_) request.launcher = containers_->launcher();
 
   LogSink sink(*this);

@@ -40,7 +40,8 @@ std::string make_testbed(const std::vector<std::string>& labels,
 }
 
 LogLines BenchmarkCollector::collect(const std::filesystem::path& list,
-                                     const std::filesystem::path& workspace) {
+                                     const std::filesystem::path& workspace,
+                                     const core::RunAs* run_as) {
   LogLines lines;
   std::ifstream in(list);
   std::string line;
@@ -52,6 +53,11 @@ LogLines BenchmarkCollector::collect(const std::filesystem::path& list,
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     std::filesystem::path path = line;
     if (path.is_relative()) path = workspace / path;
+    if (run_as)
+      if (auto readable = core::check_readable_by(path, *run_as); !readable) {
+        lines.emplace_back("error", "benchmark results: " + readable.error().message);
+        continue;
+      }
     auto parsed = perf::parse_result_file(path);
     if (!parsed) {
       lines.emplace_back("error", "benchmark results: " + parsed.error().to_string());

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/core/run_as.h"
 #include "kiln/gpu/gpu.h"
 #include "kiln/perf/gate.h"
 #include "kiln/store/store.h"
@@ -44,7 +45,9 @@ class BenchmarkCollector {
   // Reads the paths appended to `list` since the last call (relative ones are relative to
   // `workspace`), parses and stores their results. A file that cannot be read or parsed is an
   // "error" line: the caller fails the job with it.
-  LogLines collect(const std::filesystem::path& list, const std::filesystem::path& workspace);
+  // With `run_as` (jobs.user), a file is read only when that user could read it.
+  LogLines collect(const std::filesystem::path& list, const std::filesystem::path& workspace,
+                   const core::RunAs* run_as = nullptr);
 
   struct Verdict {
     LogLines lines;                 // the table, line by line, and a summary

@@ -2,10 +2,15 @@
 // and self-contained (libc and libstdc++ only), so that starting it costs about a millisecond
 // per step; the kiln binary, with its shared libraries, took 28 ms.
 //
-//   kiln-subreaper LIFELINE KILN-PID -- COMMAND...      the step's leader (what kiln waits for)
+//   kiln-subreaper --as UID:GID:GROUPS -- COMMAND...     COMMAND as that user, nothing held
+//   kiln-subreaper [--user UID:GID:GROUPS] LIFELINE KILN-PID -- COMMAND...
+//                                                       the step's leader (what kiln waits for);
+//                                                       --user: the command runs as that user
+//                                                       (kiln.yml jobs.user), the holder as root
 //   kiln-subreaper --hold LIFELINE KILN-PID KILN-START SHELL-PID STATUS-FD   the holder
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -110,6 +115,52 @@ void kill_subtree(const fs::path& lifeline) {
   }
 }
 
+// --user UID:GID:G1,G2 (core::RunAs::to_argument).
+struct User {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+bool parse_number(std::string_view text, unsigned long& out) {
+  if (text.empty() || text.size() > 10) return false;
+  out = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    out = out * 10 + static_cast<unsigned long>(c - '0');
+  }
+  return out <= 0xFFFFFFFEul;
+}
+std::optional<User> parse_user(std::string_view text) {
+  User user;
+  unsigned long value = 0;
+  const auto a = text.find(':');
+  if (a == std::string_view::npos) return std::nullopt;
+  const auto b = text.find(':', a + 1);
+  if (b == std::string_view::npos || !parse_number(text.substr(0, a), value) || value == 0)
+    return std::nullopt;
+  user.uid = static_cast<uid_t>(value);
+  if (!parse_number(text.substr(a + 1, b - a - 1), value)) return std::nullopt;
+  user.gid = static_cast<gid_t>(value);
+  for (std::string_view rest = text.substr(b + 1); !rest.empty();) {
+    const auto comma = rest.find(',');
+    if (!parse_number(rest.substr(0, comma), value)) return std::nullopt;
+    user.groups.push_back(static_cast<gid_t>(value));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return user;
+}
+// Becomes the user for good (groups, then group, then user), or says why not and exits 126:
+// a step must never run as root when jobs.user says otherwise.
+void become(const User& user) {
+  if (::setgroups(user.groups.size(), user.groups.data()) != 0 || ::setgid(user.gid) != 0 ||
+      ::setuid(user.uid) != 0 || ::getuid() != user.uid || ::geteuid() != user.uid ||
+      ::setuid(0) == 0) {
+    std::fprintf(stderr, "kiln: cannot run the step as user %u (jobs.user): %s\n",
+                 static_cast<unsigned>(user.uid), std::strerror(errno));
+    ::_exit(126);
+  }
+}
+
 [[noreturn]] void exit_like(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
@@ -157,8 +208,19 @@ int hold(const fs::path& lifeline, pid_t kiln, unsigned long long kiln_start, pi
 }
 
 int run_leader(int argc, char** argv) {
+  std::optional<User> user;
+  if (argc > 2 && std::string_view(argv[1]) == "--user") {
+    user = parse_user(argv[2]);
+    if (!user) {
+      std::fprintf(stderr, "kiln-subreaper: bad --user '%s' (UID:GID:GROUPS)\n", argv[2]);
+      return 125;
+    }
+    argc -= 2;
+    argv += 2;
+  }
   if (argc < 5 || std::string_view(argv[3]) != "--") {
-    std::fprintf(stderr, "kiln-subreaper LIFELINE KILN-PID -- COMMAND...\n");
+    std::fprintf(stderr,
+                 "kiln-subreaper [--user UID:GID:GROUPS] LIFELINE KILN-PID -- COMMAND...\n");
     return 125;
   }
   const fs::path lifeline = argv[1];
@@ -183,6 +245,7 @@ int run_leader(int argc, char** argv) {
     if (shell == 0) {
       ::close(status_pipe[1]);
       ::setpgid(0, group);
+      if (user) become(*user);
       char** command = argv + 4;
       if (std::strchr(command[0], '/'))
         ::execv(command[0], command);
@@ -243,7 +306,21 @@ int run_holder(int argc, char** argv) {
 
 }  // namespace
 
+// --as UID:GID:GROUPS -- COMMAND...: only the switch (for kiln's own git in a job's work tree).
+int run_as(int argc, char** argv) {
+  auto user = argc > 4 && std::string_view(argv[3]) == "--" ? parse_user(argv[2]) : std::nullopt;
+  if (!user) {
+    std::fprintf(stderr, "kiln-subreaper --as UID:GID:GROUPS -- COMMAND...\n");
+    return 125;
+  }
+  become(*user);
+  ::execvp(argv[4], argv + 4);
+  std::fprintf(stderr, "kiln: cannot run %s: %s\n", argv[4], std::strerror(errno));
+  return 127;
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "--hold") return run_holder(argc, argv);
+  if (argc > 1 && std::string_view(argv[1]) == "--as") return run_as(argc, argv);
   return run_leader(argc, argv);
 }
