@@ -150,7 +150,7 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
        "kiln.yml: unknown key 'runners' (known: actions, containers, debug, gpus, hipcheck, "
-       "host_store, labels, serve)"},
+       "host_store, jobs, labels, serve)"},
       {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,
        "containers.allow: 'host-ipc' is not one of host-network, host-pid, host-userns, "
        "host-uts, privileged"},
