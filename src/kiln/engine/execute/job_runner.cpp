@@ -392,30 +392,34 @@ void JobRun::finish() {
   }
 }
 
+JobSummary fail_job(const JobSetup& setup, const std::string& reason) {
+  JobSummary summary;
+  summary.key = setup.instance.key;
+  summary.job_id = setup.job->id;
+  summary.name = setup.instance.name;
+  summary.store_id = setup.job_row;
+  summary.matrix = setup.instance.matrix;
+  summary.labels = setup.labels;
+  summary.conclusion = Conclusion::failure;
+  summary.reason = reason;
+  setup.observer->job_line(summary.key, "error", summary.reason);
+  if (auto row = setup.store->get_job(setup.job_row)) {
+    row->status = store::JobStatus::failure;
+    row->conclusion = Conclusion::failure;
+    row->finished_at = store::now_ms();
+    row->message = summary.reason;
+    (void)setup.store->update_job(*row);
+  }
+  return summary;
+}
+
 JobSummary run_job(const JobSetup& setup) {
   try {
     JobRun job(setup);
     return job.run();
   } catch (const std::exception& e) {
     // Escaped the clean-up or the recording of the job: record what can be recorded.
-    JobSummary summary;
-    summary.key = setup.instance.key;
-    summary.job_id = setup.job->id;
-    summary.name = setup.instance.name;
-    summary.store_id = setup.job_row;
-    summary.matrix = setup.instance.matrix;
-    summary.labels = setup.labels;
-    summary.conclusion = Conclusion::failure;
-    summary.reason = infrastructure_failure(e);
-    setup.observer->job_line(summary.key, "error", summary.reason);
-    if (auto row = setup.store->get_job(setup.job_row)) {
-      row->status = store::JobStatus::failure;
-      row->conclusion = Conclusion::failure;
-      row->finished_at = store::now_ms();
-      row->message = summary.reason;
-      (void)setup.store->update_job(*row);
-    }
-    return summary;
+    return fail_job(setup, infrastructure_failure(e));
   }
 }
 

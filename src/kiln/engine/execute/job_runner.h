@@ -69,4 +69,8 @@ struct JobSetup {
 
 JobSummary run_job(const JobSetup& setup);
 
+// Records the job as failed before (or instead of) running: its summary, a line for its log and
+// its store row (an exception escaped the job, or no thread could be had for it).
+JobSummary fail_job(const JobSetup& setup, const std::string& reason);
+
 }  // namespace kiln::engine
