@@ -281,9 +281,9 @@ jobs:
   c: {runs-on: linux, steps: [{run: c}]}
 )yaml");
   h.start();
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("a", "b"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("a", "b"));
   h.finish("b", Conclusion::success);
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("a", "b", "c"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("a", "b", "c"));
   h.finish("a", Conclusion::success);
   h.finish("c", Conclusion::success);
   EXPECT_TRUE(h.scheduler->done());
@@ -304,11 +304,11 @@ jobs:
   nightly: {if: "github.event_name == 'schedule'", runs-on: linux, steps: [{run: e}]}
 )yaml");
   h.start();
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("build"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("build"));
   ASSERT_NE(h.observer.job("nightly"), nullptr);
   EXPECT_EQ(h.observer.job("nightly")->reason, "if: github.event_name == 'schedule' was false");
   h.finish("build", Conclusion::failure);
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("build", "report"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("build", "report"));
   ASSERT_NE(h.observer.job("deploy"), nullptr);
   EXPECT_EQ(h.observer.job("deploy")->conclusion, Conclusion::skipped);
   EXPECT_EQ(h.observer.job("deploy")->reason, "a needed job did not succeed");
@@ -330,13 +330,13 @@ jobs:
     steps: [{run: t}]
 )yaml");
   h.start();
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("test (1)", "test (2)"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("test (1)", "test (2)"));
   h.finish("test (1)", Conclusion::failure);
   // The running sibling is asked to stop, the queued one never starts.
   ASSERT_EQ(h.executor.cancels.size(), 1u);
   EXPECT_EQ(h.executor.cancels[0].first, h.executor.find("test (2)")->id);
   EXPECT_EQ(h.executor.cancels[0].second.kind, StopReason::Kind::fail_fast);
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("test (1)", "test (2)"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("test (1)", "test (2)"));
   ASSERT_NE(h.observer.job("test (3)"), nullptr);
   EXPECT_EQ(h.observer.job("test (3)")->conclusion, Conclusion::cancelled);
   EXPECT_EQ(h.observer.job("test (3)")->reason, "cancelled by fail-fast: test (1) failed");
@@ -358,13 +358,13 @@ jobs:
   h.max_parallel = 2;
   h.start();
   // (one) holds the group and runs; (two) asks for it with cancel-in-progress and waits.
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("deploy (one)"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("deploy (one)"));
   ASSERT_EQ(h.executor.cancels.size(), 1u);
   EXPECT_EQ(h.executor.cancels[0].second, StopReason::concurrency("deploy"));
   h.finish("deploy (one)", Conclusion::cancelled);
   EXPECT_EQ(h.observer.job("deploy (one)")->reason,
             "cancelled: a newer run in concurrency group 'deploy'");
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("deploy (one)", "deploy (two)"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("deploy (one)", "deploy (two)"));
 }
 
 TEST(Scheduler, AnotherEngineCallsNewerRunCancelsThisOnesJob) {
@@ -377,7 +377,7 @@ jobs:
   Harness first(8, 0, shared), second(8, 0, shared);
   first.add(yaml);
   first.start();
-  EXPECT_THAT(first.executor.started_keys(), ElementsAre("build"));
+  ASSERT_THAT(first.executor.started_keys(), ElementsAre("build"));
   second.add(yaml);
   second.start();
   EXPECT_THAT(second.executor.started_keys(), IsEmpty());
@@ -409,7 +409,7 @@ jobs:
   EXPECT_EQ(h.executor.cancels[0].second, StopReason::interrupt());
   h.finish("build", Conclusion::cancelled);
   EXPECT_EQ(h.observer.job("build")->reason, "cancelled (interrupt)");
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("build", "cleanup"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("build", "cleanup"));
   ASSERT_NE(h.observer.job("deploy"), nullptr);
   EXPECT_EQ(h.observer.job("deploy")->conclusion, Conclusion::cancelled);
   EXPECT_EQ(h.observer.job("deploy")->reason, "the run was cancelled");
@@ -442,7 +442,7 @@ jobs:
   h.rerun = {{earlier, {built, tested}}};
   h.start();
   // build is not run again: its success and outputs are taken over; test runs with them.
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("test"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("test"));
   EXPECT_EQ(h.executor.find("test")->spec.contexts["needs"]["build"]["outputs"]["v"], "1.2");
   EXPECT_EQ(h.executor.find("test")->spec.run_attempt, 2);
   const store::Job* reused = h.recorder.job("build");
@@ -464,14 +464,14 @@ jobs:
   cpu: {runs-on: linux, steps: [{run: c}]}
 )yaml");
   h.start();
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("first", "cpu"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("first", "cpu"));
   EXPECT_EQ(h.executor.find("first")->spec.gpu_env.at("CUDA_VISIBLE_DEVICES"), "GPU-0");
   EXPECT_EQ(h.executor.find("cpu")->spec.gpu_env.at("CUDA_VISIBLE_DEVICES"), "");
   EXPECT_THAT(h.observer.lines, ElementsAre("second kiln: waiting for GPUs: all GPUs are leased"));
   h.finish("cpu", Conclusion::success);  // still waiting, said once
   EXPECT_EQ(h.observer.lines.size(), 1u);
   h.finish("first", Conclusion::success);
-  EXPECT_THAT(h.executor.started_keys(), ElementsAre("first", "cpu", "second"));
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("first", "cpu", "second"));
   EXPECT_EQ(h.executor.find("second")->spec.gpu_env.at("KILN_GPU_UUIDS"), "GPU-0");
 }
 
@@ -482,7 +482,7 @@ jobs:
   big: {runs-on: "gpu:4", steps: [{run: a}]}
 )yaml");
   h.start();
-  EXPECT_THAT(h.executor.started_keys(), IsEmpty());
+  ASSERT_THAT(h.executor.started_keys(), IsEmpty());
   ASSERT_NE(h.observer.job("big"), nullptr);
   EXPECT_EQ(h.observer.job("big")->conclusion, Conclusion::failure);
   EXPECT_THAT(h.observer.job("big")->reason, HasSubstr("runs-on asks for"));
@@ -508,12 +508,12 @@ jobs:
   check: {needs: compile, runs-on: linux, steps: [{run: k}]}
 )yaml");
   h.start();
-  EXPECT_THAT(h.executor.started_keys(),
+  ASSERT_THAT(h.executor.started_keys(),
               ElementsAre("call (x86) / compile", "call (arm) / compile"));
   EXPECT_EQ(h.executor.find("call (x86) / compile")->spec.contexts["inputs"]["arch"], "x86");
   // `needs: compile` is the compile job of the same call.
   h.finish("call (x86) / compile", Conclusion::success, {{"file", "x86.bin"}});
-  EXPECT_THAT(h.executor.started_keys(),
+  ASSERT_THAT(h.executor.started_keys(),
               ElementsAre("call (x86) / compile", "call (arm) / compile", "call (x86) / check"));
   h.finish("call (x86) / check", Conclusion::success);
   h.finish("call (arm) / compile", Conclusion::success, {{"file", "arm.bin"}});
