@@ -115,6 +115,7 @@ Result<RunReport> drive(const RunOptions& options, const RepositoryInfo& repo,
                            .repo = &repo,
                            .event = &event,
                            .store = &masked_store,
+                           .recorder = &recorder,
                            .masker = &masker,
                            .gpus = &placer.supervisor(),
                            .kiln_dir = repo.root / ".kiln"});

@@ -63,6 +63,7 @@ void HostExecutor::start(JobId id, JobSpec spec, ExecutorEvents& events) {
   setup.repo = context_.repo;
   setup.event = context_.event;
   setup.store = context_.store;
+  setup.recorder = context_.recorder;
   setup.observer = &job->observer;
   setup.masker = context_.masker;
   setup.workflow = &s.workflow;

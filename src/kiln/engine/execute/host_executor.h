@@ -14,6 +14,7 @@
 #include "kiln/engine/execute/executor.h"
 #include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/engine/plan/repository.h"
+#include "kiln/engine/record/run_recorder.h"
 #include "kiln/exec/cancel_token.h"
 #include "kiln/exec/masker.h"
 
@@ -28,7 +29,8 @@ struct HostExecutorContext {
   const RunOptions* options = nullptr;
   const RepositoryInfo* repo = nullptr;
   const plan::Event* event = nullptr;
-  store::Store* store = nullptr;  // the run's masking store
+  store::Store* store = nullptr;    // the run's masking store
+  RunRecorder* recorder = nullptr;  // over that store
   exec::Masker* masker = nullptr;
   GpuSupervisor* gpus = nullptr;  // after-job checks, holders and samplers of GPU jobs
   std::filesystem::path kiln_dir;

@@ -60,11 +60,14 @@ TEST(HostExecutor, AJobWithoutAThreadFailsAsInfrastructureAndIsRecorded) {
   RepositoryInfo repo;
   plan::Event event;
   exec::Masker masker;
+  SystemClock clock;
+  StoreRunRecorder recorder(store, clock, {});
   HostExecutor executor(
       {.options = &options,
        .repo = &repo,
        .event = &event,
        .store = &store,
+       .recorder = &recorder,
        .masker = &masker,
        .gpus = nullptr,
        .kiln_dir = dir},

@@ -99,13 +99,21 @@ void StoreRunRecorder::reuse_job(std::int64_t job_id, const store::Job& earlier)
   });
 }
 
-void StoreRunRecorder::finish_job(std::int64_t job_id, store::Conclusion conclusion,
-                                  const std::string& message) {
+void StoreRunRecorder::start_job(std::int64_t job_id) {
+  if (job_id == 0) return;
+  check(store_.set_job_status(job_id, store::JobStatus::running, clock_.wall_ms()),
+        "a job's start");
+}
+
+void StoreRunRecorder::finish_job(std::int64_t job_id, const JobResult& result) {
   update_job(job_id, "a job's result", [&](store::Job& row) {
-    row.status = to_job_status(conclusion);
-    row.conclusion = conclusion;
-    row.message = message;
+    row.status = to_job_status(result.conclusion);
+    row.conclusion = result.conclusion;
+    row.message = result.message;
     row.finished_at = clock_.wall_ms();
+    if (!result.outputs.is_null()) row.outputs = result.outputs;
+    if (!row.extra.is_object()) row.extra = nlohmann::json::object();
+    for (const auto& [key, value] : result.extras) row.extra[std::string(to_string(key))] = value;
   });
 }
 

@@ -38,6 +38,13 @@ enum class JobExtra {
 };
 std::string_view to_string(JobExtra key);
 
+struct JobResult {
+  store::Conclusion conclusion = store::Conclusion::failure;
+  std::string message = {};          // why it was skipped, cancelled or failed
+  nlohmann::json outputs = nullptr;  // null: left as they are
+  std::vector<std::pair<JobExtra, nlohmann::json>> extras = {};
+};
+
 class RunRecorder {
  public:
   virtual ~RunRecorder() = default;
@@ -50,9 +57,12 @@ class RunRecorder {
   virtual void set_job_extra(std::int64_t job_id, JobExtra key, nlohmann::json value) = 0;
   // A job of a re-run recorded as the earlier attempt's success: its outputs, and reused_from.
   virtual void reuse_job(std::int64_t job_id, const store::Job& earlier) = 0;
-  // A job that ended without running (skipped, cancelled while queued, failed while planned).
-  virtual void finish_job(std::int64_t job_id, store::Conclusion conclusion,
-                          const std::string& message) = 0;
+  // A job the executor started is running.
+  virtual void start_job(std::int64_t job_id) = 0;
+  // A job's end, written at once with its outputs and extras (a reader never sees a finished job
+  // without them): one that ran, or one that ended without running (skipped, cancelled while
+  // queued, failed while planned: no outputs, no extras).
+  virtual void finish_job(std::int64_t job_id, const JobResult& result) = 0;
   // Links the artifacts `earlier` uploaded into run `run_id` as job `job_id`'s, under `root`
   // (hard links where the file system allows, else copies). Returns one warning per artifact
   // that could not be had.
@@ -75,8 +85,8 @@ class StoreRunRecorder final : public RunRecorder {
   std::int64_t create_job(const store::Job& job) override;
   void set_job_extra(std::int64_t job_id, JobExtra key, nlohmann::json value) override;
   void reuse_job(std::int64_t job_id, const store::Job& earlier) override;
-  void finish_job(std::int64_t job_id, store::Conclusion conclusion,
-                  const std::string& message) override;
+  void start_job(std::int64_t job_id) override;
+  void finish_job(std::int64_t job_id, const JobResult& result) override;
   std::vector<std::string> reuse_artifacts(const store::Job& earlier, std::int64_t run_id,
                                            std::int64_t job_id,
                                            const std::filesystem::path& root) override;

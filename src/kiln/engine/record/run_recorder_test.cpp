@@ -72,7 +72,7 @@ TEST_F(StoreRunRecorderTest, ExtrasAreMergedIntoTheRowNotReplaced) {
   earlier.outputs = {{"v", "1"}};
   recorder_->reuse_job(id, earlier);
   recorder_->set_job_extra(id, JobExtra::gpus, nlohmann::json::array({0}));
-  recorder_->finish_job(id, store::Conclusion::success, "reused from run 3");
+  recorder_->finish_job(id, {.conclusion = store::Conclusion::success, .message = "reused"});
   auto row = store_->get_job(id);
   ASSERT_TRUE(row);
   EXPECT_EQ(row->extra["graph"], graph);
@@ -84,7 +84,7 @@ TEST_F(StoreRunRecorderTest, ExtrasAreMergedIntoTheRowNotReplaced) {
 }
 
 TEST_F(StoreRunRecorderTest, AFailedWriteIsReportedOnceAndCounted) {
-  recorder_->finish_job(4711, store::Conclusion::failure, "no such row");
+  recorder_->finish_job(4711, {.conclusion = store::Conclusion::failure});
   recorder_->set_job_extra(4712, JobExtra::tests, {});
   ASSERT_EQ(reports_.size(), 1u);
   EXPECT_THAT(reports_[0], HasSubstr("cannot write a job's result to the store"));

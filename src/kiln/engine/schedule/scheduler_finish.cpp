@@ -22,7 +22,7 @@ void Scheduler::finish_instance_now(Instance& instance, Conclusion conclusion,
   instance.summary.labels = instance.labels;
   instance.summary.conclusion = conclusion;
   instance.summary.reason = reason;
-  recorder_.finish_job(instance.job_row, conclusion, reason);
+  recorder_.finish_job(instance.job_row, {.conclusion = conclusion, .message = reason});
   if (conclusion == Conclusion::failure) observer_.job_line(shown(instance), "error", reason);
   finished_to_observer(instance);
 }

@@ -132,10 +132,10 @@ class FakeRecorder final : public RunRecorder {
     jobs[job_id].outputs = earlier.outputs;
     jobs[job_id].extra["reused_from"] = {{"run", earlier.run_id}, {"job", earlier.id}};
   }
-  void finish_job(std::int64_t job_id, store::Conclusion conclusion,
-                  const std::string& message) override {
-    jobs[job_id].conclusion = conclusion;
-    jobs[job_id].message = message;
+  void start_job(std::int64_t) override {}
+  void finish_job(std::int64_t job_id, const JobResult& result) override {
+    jobs[job_id].conclusion = result.conclusion;
+    jobs[job_id].message = result.message;
   }
   std::vector<std::string> reuse_artifacts(const store::Job&, std::int64_t, std::int64_t,
                                            const std::filesystem::path&) override {
