@@ -95,10 +95,7 @@ void JobRun::stop_gpu_telemetry() {
     if (!summary_.failure) summary_.failure = StepFailure{.kind = "gpu memory budget"};
   }
   summary_.gpu = gpu::summary_to_json(outcome.summary);
-  if (auto row = setup_.store->get_job(setup_.job_row)) {
-    row->extra["gpu"] = summary_.gpu;
-    (void)setup_.store->update_job(*row);
-  }
+  setup_.recorder->set_job_extra(setup_.job_row, JobExtra::gpu, summary_.gpu);
 }
 
 // Lines of the job's log: to the store as they come, and to the observer.

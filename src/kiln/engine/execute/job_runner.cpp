@@ -75,7 +75,7 @@ JobSummary JobRun::run() {
   summary_.store_id = setup_.job_row;
   summary_.matrix = setup_.instance.matrix;
   summary_.labels = setup_.labels;
-  (void)setup_.store->set_job_status(setup_.job_row, store::JobStatus::running, store::now_ms());
+  setup_.recorder->start_job(setup_.job_row);
 
   // The job boundary: parsers of what a job hands kiln return errors, so an exception here is
   // a bug. It fails this job as an infrastructure failure; the job is still cleaned up and
@@ -253,10 +253,7 @@ Status JobRun::start_containers(const workflow::Job& job) {
   setup.log = [this](std::string_view kind, const std::string& text) { log_kiln(kind, text); };
   containers_ = std::make_unique<ContainerJob>(std::move(setup));
   auto started = containers_->start();
-  if (auto row = setup_.store->get_job(setup_.job_row)) {
-    row->extra["containers"] = containers_->describe();
-    (void)setup_.store->update_job(*row);
-  }
+  setup_.recorder->set_job_extra(setup_.job_row, JobExtra::containers, containers_->describe());
   KILN_TRY_VOID(started);
   context_.contexts["job"]["container"] = containers_->container_context();
   context_.contexts["job"]["services"] = containers_->services_context();
@@ -397,27 +394,37 @@ void JobRun::finish() {
                                 "cannot write the log to the store: " + closed.error().to_string());
     }
   }
-  if (auto row = setup_.store->get_job(setup_.job_row)) {
-    row->status = summary_.conclusion == Conclusion::success     ? store::JobStatus::success
-                  : summary_.conclusion == Conclusion::cancelled ? store::JobStatus::cancelled
-                                                                 : store::JobStatus::failure;
-    row->conclusion = summary_.conclusion;
-    row->finished_at = store::now_ms();
-    row->outputs = nlohmann::json::object();
-    for (const auto& [key, value] : summary_.outputs) row->outputs[key] = value;
-    row->message = summary_.reason;
-    // $GITHUB_STEP_SUMMARY of every step, in order (masked): `kiln report`, the dashboard.
-    if (!step_summary_.empty()) row->extra["step_summary"] = step_summary_;
-    // For `kiln report`: the granted GPUs and the job's test totals.
-    if (!setup_.gpus.empty()) {
-      nlohmann::json gpus = nlohmann::json::array();
-      for (const auto& g : setup_.gpus)
-        gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}});
-      row->extra["gpus"] = std::move(gpus);
-    }
-    if (!test_totals_.is_null()) row->extra["tests"] = test_totals_;
-    (void)setup_.store->update_job(*row);
+  JobResult result{.conclusion = summary_.conclusion,
+                   .message = summary_.reason,
+                   .outputs = nlohmann::json::object()};
+  for (const auto& [key, value] : summary_.outputs) result.outputs[key] = value;
+  // $GITHUB_STEP_SUMMARY of every step, in order (masked): `kiln report`, the dashboard.
+  if (!step_summary_.empty()) result.extras.emplace_back(JobExtra::step_summary, step_summary_);
+  // For `kiln report`: the granted GPUs and the job's test totals.
+  if (!setup_.gpus.empty()) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& g : setup_.gpus)
+      gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}});
+    result.extras.emplace_back(JobExtra::gpus, std::move(gpus));
   }
+  if (!test_totals_.is_null()) result.extras.emplace_back(JobExtra::tests, test_totals_);
+  setup_.recorder->finish_job(setup_.job_row, result);
+}
+
+JobSummary fail_job(const JobSetup& setup, const std::string& reason) {
+  JobSummary summary;
+  summary.key = setup.instance.key;
+  summary.job_id = setup.job->id;
+  summary.name = setup.instance.name;
+  summary.store_id = setup.job_row;
+  summary.matrix = setup.instance.matrix;
+  summary.labels = setup.labels;
+  summary.conclusion = Conclusion::failure;
+  summary.reason = reason;
+  setup.observer->job_line(summary.key, "error", summary.reason);
+  setup.recorder->finish_job(setup.job_row,
+                             {.conclusion = Conclusion::failure, .message = summary.reason});
+  return summary;
 }
 
 JobSummary run_job(const JobSetup& setup) {
@@ -426,24 +433,7 @@ JobSummary run_job(const JobSetup& setup) {
     return job.run();
   } catch (const std::exception& e) {
     // Escaped the clean-up or the recording of the job: record what can be recorded.
-    JobSummary summary;
-    summary.key = setup.instance.key;
-    summary.job_id = setup.job->id;
-    summary.name = setup.instance.name;
-    summary.store_id = setup.job_row;
-    summary.matrix = setup.instance.matrix;
-    summary.labels = setup.labels;
-    summary.conclusion = Conclusion::failure;
-    summary.reason = infrastructure_failure(e);
-    setup.observer->job_line(summary.key, "error", summary.reason);
-    if (auto row = setup.store->get_job(setup.job_row)) {
-      row->status = store::JobStatus::failure;
-      row->conclusion = Conclusion::failure;
-      row->finished_at = store::now_ms();
-      row->message = summary.reason;
-      (void)setup.store->update_job(*row);
-    }
-    return summary;
+    return fail_job(setup, infrastructure_failure(e));
   }
 }
 

@@ -12,6 +12,7 @@
 #include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/engine/plan/planner.h"
 #include "kiln/engine/plan/repository.h"
+#include "kiln/engine/record/run_recorder.h"
 #include "kiln/exec/cancel_token.h"
 #include "kiln/exec/masker.h"
 #include "kiln/gpu/gpu.h"
@@ -24,7 +25,8 @@ struct JobSetup {
   const RunOptions* options = nullptr;
   const RepositoryInfo* repo = nullptr;
   const plan::Event* event = nullptr;
-  store::Store* store = nullptr;
+  store::Store* store = nullptr;    // logs, steps, artifacts
+  RunRecorder* recorder = nullptr;  // the job row (record/run_recorder.h)
   RunObserver* observer = nullptr;
   exec::Masker* masker = nullptr;              // shared by the run: secrets and ::add-mask:: values
   const SelectedWorkflow* workflow = nullptr;  // the file the job is in (defaults, env)
@@ -68,5 +70,9 @@ struct JobSetup {
 };
 
 JobSummary run_job(const JobSetup& setup);
+
+// Records the job as failed before (or instead of) running: its summary, a line for its log and
+// its store row (an exception escaped the job, or no thread could be had for it).
+JobSummary fail_job(const JobSetup& setup, const std::string& reason);
 
 }  // namespace kiln::engine

@@ -66,7 +66,7 @@ Status GpuSupervisor::start_locked() {
 }
 
 Result<const gpu::Inventory*> GpuSupervisor::inventory() {
-  std::lock_guard lock(mutex_);
+  kiln::MutexLock lock(mutex_);
   KILN_TRY_VOID(start_locked());
   return &*inventory_;
 }
@@ -110,7 +110,7 @@ Status GpuSupervisor::refresh_locked(bool fresh) {
 Result<GpuSnapshot> GpuSupervisor::snapshot(std::vector<std::string>& notes, bool fresh,
                                             Mode mode) {
   const bool enforce = mode == Mode::enforce;
-  std::lock_guard lock(mutex_);
+  kiln::MutexLock lock(mutex_);
   KILN_TRY_VOID(refresh_locked(fresh));
   std::set<int> out;
   std::vector<store::GpuLease> reclaimed;
@@ -166,7 +166,7 @@ Result<GpuSnapshot> GpuSupervisor::snapshot(std::vector<std::string>& notes, boo
 }
 
 Result<bool> GpuSupervisor::lease(const std::vector<int>& gpus, const store::GpuLease& job) {
-  std::lock_guard lock(mutex_);
+  kiln::MutexLock lock(mutex_);
   KILN_TRY_VOID(start_locked());
   std::vector<store::GpuLease> leases;
   Held held;
@@ -185,13 +185,13 @@ Result<bool> GpuSupervisor::lease(const std::vector<int>& gpus, const store::Gpu
 }
 
 Status GpuSupervisor::set_holder(const std::string& token, const std::string& holder) {
-  std::lock_guard lock(mutex_);
+  kiln::MutexLock lock(mutex_);
   if (!host_) return {};
   return host_->set_gpu_lease_holder(token, holder);
 }
 
 std::unique_ptr<gpu::GpuSampler> GpuSupervisor::make_sampler() {
-  std::lock_guard lock(mutex_);
+  kiln::MutexLock lock(mutex_);
   if (!provider_) return nullptr;
   auto name = provider_->name();
   if (name == "simulated" && options_.simulate_gpus)
@@ -204,7 +204,7 @@ std::unique_ptr<gpu::GpuSampler> GpuSupervisor::make_sampler() {
 
 std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
   std::vector<JobLogLine> lines;
-  std::unique_lock lock(mutex_);
+  kiln::MutexLock lock(mutex_);
   auto it = held_.find(token);
   if (it == held_.end()) return lines;
   Held held = it->second;
@@ -274,7 +274,7 @@ Result<std::vector<GpuState>> GpuSupervisor::states() {
   std::vector<std::string> ignored;
   if (auto snapshot = this->snapshot(ignored, true, Mode::observe); !snapshot)
     return std::unexpected(snapshot.error());
-  std::lock_guard lock(mutex_);
+  kiln::MutexLock lock(mutex_);
   std::vector<GpuState> states(inventory_->gpus.size());
   KILN_TRY(auto leases, host_->list_gpu_leases());
   KILN_TRY(auto quarantined, host_->list_gpu_quarantine());
@@ -309,7 +309,7 @@ Result<std::vector<GpuState>> GpuSupervisor::states() {
 }
 
 Result<bool> GpuSupervisor::release(const std::string& gpu) {
-  std::lock_guard lock(mutex_);
+  kiln::MutexLock lock(mutex_);
   KILN_TRY_VOID(start_locked());
   for (const auto& info : inventory_->gpus) {
     if (info.uuid == gpu || std::to_string(info.index) == gpu)

@@ -3,7 +3,8 @@
 // host shares through the host store, and the health rules of gpu/health.h applied before and
 // after each job (quarantine, leftover processes, memory that must come back).
 //
-// Thread-safe: the scheduler asks under its own lock; job threads call after_job.
+// Thread-safe (mutex_, checked by -Wthread-safety): the scheduler's driver places jobs, job
+// threads call after_job.
 
 #include <chrono>
 #include <map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "kiln/core/result.h"
+#include "kiln/core/thread_annotations.h"
 #include "kiln/engine/engine.h"
 #include "kiln/gpu/gpu.h"
 #include "kiln/gpu/telemetry.h"
@@ -50,7 +52,7 @@ class GpuSupervisor {
 
   // The inventory, discovered (and the host store opened) on first use. Errors: the provider
   // failing or missing its deadline, the host store failing.
-  Result<const gpu::Inventory*> inventory();
+  Result<const gpu::Inventory*> inventory() EXCLUDES(mutex_);
 
   // The inventory and the GPUs that may not take a job now: leased by any kiln process of this
   // host, quarantined, or busy with memory kiln did not account for. Refreshes the provider's live
@@ -60,49 +62,49 @@ class GpuSupervisor {
   // `observe` (for `kiln gpus`): look only; kill nothing, change no quarantine.
   enum class Mode { enforce, observe };
   Result<GpuSnapshot> snapshot(std::vector<std::string>& notes, bool fresh = false,
-                               Mode mode = Mode::enforce);
+                               Mode mode = Mode::enforce) EXCLUDES(mutex_);
 
   // Leases `gpus` to a job (all or none); false when another process took one of them since
   // the last snapshot(). Remembers each GPU's memory in use now as the job's baseline.
-  Result<bool> lease(const std::vector<int>& gpus, const store::GpuLease& job);
+  Result<bool> lease(const std::vector<int>& gpus, const store::GpuLease& job) EXCLUDES(mutex_);
 
   // After the job with this token ended: kills its processes still on its GPUs (named in the
   // returned lines), waits up to the grace period for each GPU's memory to come back to its
   // baseline, quarantines the GPUs whose memory does not, and releases the job's leases.
   // Returns the lines for the job's log.
-  std::vector<JobLogLine> after_job(const std::string& token);
+  std::vector<JobLogLine> after_job(const std::string& token) EXCLUDES(mutex_);
 
   // What `kiln gpus` shows as the holder of the job's GPUs (a failed job held for debugging).
-  Status set_holder(const std::string& token, const std::string& holder);
+  Status set_holder(const std::string& token, const std::string& holder) EXCLUDES(mutex_);
 
   // A telemetry sampler of the provider that answered (null when none did): the NVML, amdgpu
   // sysfs or simulated sampler (gpu/telemetry.h).
-  std::unique_ptr<gpu::GpuSampler> make_sampler();
+  std::unique_ptr<gpu::GpuSampler> make_sampler() EXCLUDES(mutex_);
 
   // For `kiln gpus`: each GPU's state, by index, freshly read (Mode::observe).
-  Result<std::vector<GpuState>> states();
+  Result<std::vector<GpuState>> states() EXCLUDES(mutex_);
 
   // `kiln gpus --release`: returns a quarantined GPU (index or UUID) to service. not_found for
   // an unknown GPU; false when it was not quarantined.
-  Result<bool> release(const std::string& gpu);
+  Result<bool> release(const std::string& gpu) EXCLUDES(mutex_);
 
  private:
-  Status start_locked();
-  Status refresh_locked(bool fresh);
-  int index_of_locked(const std::string& uuid) const;
+  Status start_locked() REQUIRES(mutex_);
+  Status refresh_locked(bool fresh) REQUIRES(mutex_);
+  int index_of_locked(const std::string& uuid) const REQUIRES(mutex_);
 
   const RunOptions& options_;
-  std::mutex mutex_;
-  std::unique_ptr<gpu::GpuProvider> provider_;
-  std::unique_ptr<store::Store> host_;
-  std::optional<gpu::Inventory> inventory_;
-  std::chrono::steady_clock::time_point refreshed_{};
+  mutable kiln::Mutex mutex_;
+  std::unique_ptr<gpu::GpuProvider> provider_ GUARDED_BY(mutex_);
+  std::unique_ptr<store::Store> host_ GUARDED_BY(mutex_);
+  std::optional<gpu::Inventory> inventory_ GUARDED_BY(mutex_);
+  std::chrono::steady_clock::time_point refreshed_ GUARDED_BY(mutex_){};
   struct Held {
     std::vector<int> gpus;
     std::vector<std::uint64_t> baseline_mib;
     std::string holder;
   };
-  std::map<std::string, Held> held_;  // by job token: this process's leases
+  std::map<std::string, Held> held_ GUARDED_BY(mutex_);  // by job token: this process's leases
 };
 
 }  // namespace kiln::engine

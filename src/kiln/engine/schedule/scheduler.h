@@ -1,33 +1,34 @@
 #pragma once
-// The scheduler (internal to schedule/): turns the selected workflows into job instances as their
-// needs finish, starts them on threads up to --max-parallel, and applies fail-fast,
-// strategy.max-parallel and concurrency groups. Everything here happens under one mutex; jobs
-// run outside it. Defined across scheduler.cpp (the loop, starting and finishing jobs),
-// scheduler_resolve.cpp (a job's `if`, instances and calls), scheduler_finish.cpp (results),
-// scheduler_cancel.cpp (concurrency groups and cancels) and scheduler_gpus.cpp (GPU placement).
+// The scheduler: a single-threaded state machine that turns the selected workflows into job
+// instances as their needs finish, starts them through the Executor up to --max-parallel, and
+// applies `if:`, fail-fast, strategy.max-parallel, concurrency groups, cancels and re-runs. It
+// makes no thread, store, OS or clock call of its own: jobs go out through the Executor, GPUs
+// come from the Placer, rows are written by the RunRecorder and time is read from the Clock.
+// Whoever drives it (engine::run, or a test) feeds it events — a job finished, a concurrency
+// group was granted or cancelled by another engine call, Ctrl-C — and calls advance().
+// Defined across scheduler.cpp (starting, events, progress), scheduler_resolve.cpp (a job's
+// `if`, instances and calls), scheduler_finish.cpp (results), scheduler_cancel.cpp
+// (concurrency groups and cancels) and scheduler_gpus.cpp (GPU placement).
 
 #include <chrono>
 #include <condition_variable>
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "kiln/engine/clock.h"
 #include "kiln/engine/engine.h"
-#include "kiln/engine/place/gpu_supervisor.h"
+#include "kiln/engine/execute/executor.h"
+#include "kiln/engine/place/placer.h"
 #include "kiln/engine/plan/planner.h"
 #include "kiln/engine/plan/repository.h"
-#include "kiln/engine/record/masking.h"
+#include "kiln/engine/record/run_recorder.h"
 #include "kiln/engine/schedule/concurrency_registry.h"
-#include "kiln/exec/cancel_token.h"
-#include "kiln/gpu/allocator.h"
 #include "kiln/gpu/request.h"
-#include "kiln/gpu/topology.h"
-#include "kiln/store/store.h"
+#include "kiln/store/records.h"
 
 namespace kiln::engine {
 
@@ -48,8 +49,8 @@ struct Instance {
   struct Node* node = nullptr;
   std::int64_t job_row = 0;
   enum class State { queued, running, done } state = State::queued;
-  exec::CancelToken cancel;
-  std::string cancel_reason;
+  JobId id = 0;                    // the Executor's, while it runs
+  StopReason stop;                 // why the scheduler cancelled it, if it did
   GroupClaim claim;                // job-level concurrency group
   bool continue_on_error = false;  // job-level, evaluated with the instance's matrix
   std::vector<std::string> labels;
@@ -60,7 +61,6 @@ struct Instance {
   bool said_waiting = false;       // "waiting for GPUs" is printed once
   bool reused = false;             // a re-run took it over from the earlier attempt
   JobSummary summary;
-  std::thread thread;
 };
 
 // One call of a reusable workflow: an instance of a caller job (one per matrix combination)
@@ -110,33 +110,46 @@ struct WorkflowState {
   std::string shown_prefix;  // "ci/" when another workflow of the run has a job of the same id
 };
 
-inline store::JobStatus to_job_status(Conclusion conclusion) {
-  switch (conclusion) {
-    case Conclusion::success:
-      return store::JobStatus::success;
-    case Conclusion::failure:
-      return store::JobStatus::failure;
-    case Conclusion::cancelled:
-      return store::JobStatus::cancelled;
-    case Conclusion::skipped:
-      return store::JobStatus::skipped;
-  }
-  return store::JobStatus::failure;
-}
+// What the scheduler drives and is driven by (scheduler.h's header comment).
+struct SchedulerSeams {
+  Executor& executor;
+  ExecutorEvents& events;  // where the executor reports (the driver's queue)
+  Placer& placer;
+  RunRecorder& recorder;
+  const Clock& clock;
+  RunObserver& observer;         // masked (record/masking.h)
+  ConcurrencyRegistry& groups;   // shared with other engine calls of the process, or not
+  int group_owner = 0;           // this call's ConcurrencyRegistry::join id
+  int max_parallel = 1;          // --max-parallel, resolved
+  std::string job_token_prefix;  // every job's KILN_JOB_TOKEN is this, '-', its row id
+};
 
-class Scheduler final : private ConcurrencyRegistry::Listener {
-  using Clock = std::chrono::steady_clock;
-
+class Scheduler final {
  public:
+  // The selection (and the workflows it holds) must outlive the scheduler.
   Scheduler(const RunOptions& options, const RepositoryInfo& repo, const plan::Event& event,
-            store::Store& store, RunObserver& observer);
-  ~Scheduler() override { groups_->leave(owner_); }
+            SchedulerSeams seams);
 
   // Makes this a re-run of `earlier` (RunOptions::rerun); with failed_only, `earlier_jobs`
   // are the jobs whose successes may be reused.
   void set_rerun(store::Run earlier, const std::vector<store::Job>& earlier_jobs, bool failed_only);
 
-  Result<RunReport> run(const Selection& selection);
+  // Creates a run for each triggered workflow. An error (a run row, dispatch inputs, the
+  // workflow's env or concurrency) stops everything before a job starts.
+  Status start(const Selection& selection);
+  // Resolves every job whose needs are done, starts what may start, reports progress.
+  void advance();
+  // Events, applied at once; advance() then acts on them.
+  void job_finished(JobId id, JobOutcome outcome);
+  void cancel_all();  // Ctrl-C, RunOptions::cancel: `always()` jobs still run
+  // ConcurrencyRegistry::Listener's decisions of another engine call, as the driver queued them:
+  // a claim of this scheduler holds its group now, or was replaced by a newer one.
+  void granted(const std::string& id);
+  void cancelled(const std::string& id, const std::string& group);
+
+  bool done() const { return all_done(); }
+  // Once done(): each run's summary (its status recorded), in the order they started.
+  RunReport report();
 
  private:
   Status start_workflow(const SelectedWorkflow& selected, const std::string& shown_prefix);
@@ -144,11 +157,8 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   // A job of the same workflow file (and the same call of it) as `from`.
   Node* find_node(WorkflowState& wf, const std::string& id, const Node& from);
 
-  // Everything (request_cancel) or only this run (RunOptions::cancel) is to be cancelled.
-  bool cancel_requested() const;
-
-  // Runs until every node is done.
-  void loop();
+  // cancel_all() was called.
+  bool cancel_requested() const { return interrupted_; }
 
   bool all_done() const;
 
@@ -165,21 +175,16 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   // A claim of this scheduler holds its group now.
   void grant(const std::string& id);
 
-  // ConcurrencyRegistry::Listener: another engine call of this process (another trigger of
-  // `kiln serve`) released a group this scheduler waits for, or replaced or cancels one of its
-  // claims. Queued here and applied by the loop under mutex_ (take_remote_decisions).
-  void granted(const std::string& id) override;
-  void cancelled(const std::string& id, const std::string& group) override;
-  void take_remote_decisions();
-
-  void cancel_claimant(const std::string& id, const std::string& reason);
+  void cancel_claimant(const std::string& id, const StopReason& reason);
+  // A queued instance ends cancelled at once; a running one is asked to stop.
+  void cancel_instance(Instance& instance, const StopReason& reason);
 
   // True when the call a node belongs to, or one around it, was cancelled.
   static bool in_cancelled_call(const CallScope* scope);
 
   // Cancels one call of a reusable workflow: its jobs (and those of the calls inside it) that
   // are queued or running; the ones still waiting are cancelled when their needs are done.
-  void cancel_scope(CallScope& scope, const std::string& reason);
+  void cancel_scope(CallScope& scope, const StopReason& reason);
 
   bool workflow_done(const WorkflowState& wf) const;
 
@@ -219,14 +224,11 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
 
   // Leases the GPUs an instance asks for, best connected first. False when it must wait; an
   // instance this host can never serve fails at once with the reason.
-  bool place_on_gpus(Instance& instance, std::optional<gpu::QueuePass>& pass);
-
-  // The environment that shows a job exactly its GPUs (DESIGN.md "GPU requests").
-  std::map<std::string, std::string> gpu_environment(const Instance& instance) const;
+  bool place_on_gpus(Instance& instance);
 
   void launch(WorkflowState& wf, Node& node, Instance& instance);
 
-  void on_instance_finished(WorkflowState& wf, Node& node, Instance& instance, JobSummary summary);
+  void on_instance_finished(WorkflowState& wf, Node& node, Instance& instance, JobOutcome outcome);
 
   void maybe_finish_node(WorkflowState& wf, Node& node);
 
@@ -238,9 +240,9 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   // failed, and its outputs are the called workflow's (the last call to set one wins).
   void maybe_finish_caller(WorkflowState& wf, Node& node);
 
-  void cancel_workflow(WorkflowState& wf, const std::string& reason);
+  void cancel_workflow(WorkflowState& wf, const StopReason& reason);
 
-  void cancel_everything(const std::string& reason);
+  void cancel_everything(const StopReason& reason);
 
   void report_progress();
 
@@ -249,25 +251,19 @@ class Scheduler final : private ConcurrencyRegistry::Listener {
   const RunOptions& options_;
   const RepositoryInfo& repo_;
   const plan::Event& event_;
-  exec::Masker masker_;
-  // The run's one masking point (masking.h): every write and report of the run goes through it.
-  MaskingStore store_;
-  MaskingObserver observer_;
+  SchedulerSeams seams_;
+  RunObserver& observer_;
+  RunRecorder& recorder_;
   std::filesystem::path kiln_dir_;
   int max_parallel_ = 1;
 
-  std::mutex mutex_;
-  std::condition_variable changed_;
   std::vector<std::unique_ptr<WorkflowState>> workflows_;
   int running_ = 0;
   int finished_count_ = 0;
-  std::shared_ptr<ConcurrencyRegistry> groups_;
-  int owner_ = 0;
-  std::mutex remote_mutex_;  // guards remote_ only; never held while calling groups_
-  std::vector<std::pair<std::string, std::string>> remote_;  // (id, "" granted / group cancelled)
-  GpuSupervisor gpus_;  // inventory, leases and health, from the first job that asks for GPUs
-  gpu::Inventory pass_inventory_;            // the latest snapshot's GPUs
-  std::unique_ptr<gpu::Topology> topology_;  // over pass_inventory_
+  bool interrupted_ = false;  // cancel_all()
+  JobId next_job_id_ = 0;
+  std::map<JobId, Instance*> launched_;  // running instances, by Executor id
+  std::vector<std::pair<std::string, std::string>> not_triggered_;  // Selection::not_triggered
   std::map<std::string, Instance*> instance_claims_;
   std::map<std::string, WorkflowState*> workflow_claims_;
   std::map<std::string, CallScope*> scope_claims_;

@@ -22,27 +22,23 @@ void Scheduler::finish_instance_now(Instance& instance, Conclusion conclusion,
   instance.summary.labels = instance.labels;
   instance.summary.conclusion = conclusion;
   instance.summary.reason = reason;
-  if (instance.job_row) {
-    if (auto row = store_.get_job(instance.job_row)) {
-      row->status = to_job_status(conclusion);
-      row->conclusion = conclusion;
-      row->message = reason;
-      row->finished_at = store::now_ms();
-      (void)store_.update_job(*row);
-    }
-  }
+  recorder_.finish_job(instance.job_row, {.conclusion = conclusion, .message = reason});
   if (conclusion == Conclusion::failure) observer_.job_line(shown(instance), "error", reason);
   finished_to_observer(instance);
 }
 
 void Scheduler::on_instance_finished(WorkflowState& wf, Node& node, Instance& instance,
-                                     JobSummary summary) {
+                                     JobOutcome outcome) {
   --running_;
   --node.running;
   instance.state = Instance::State::done;
-  if (summary.conclusion == Conclusion::cancelled && !instance.cancel_reason.empty() &&
-      summary.reason.empty())
-    summary.reason = instance.cancel_reason;
+  JobSummary& summary = outcome.summary;
+  // A job the scheduler cancelled stopped for the scheduler's reason (fail-fast, concurrency,
+  // Ctrl-C), which the job itself cannot know.
+  if (summary.conclusion == Conclusion::cancelled && instance.stop.kind != StopReason::Kind::none) {
+    if (summary.reason.empty()) summary.reason = instance.stop.text;
+    outcome.stop = instance.stop;
+  }
   summary.order = ++finished_count_;
   instance.summary = std::move(summary);
   release(instance.claim);
@@ -50,16 +46,9 @@ void Scheduler::on_instance_finished(WorkflowState& wf, Node& node, Instance& in
   finished_to_observer(instance);
   if (instance.summary.conclusion == Conclusion::failure && node.plan.fail_fast &&
       !instance.continue_on_error) {
-    for (auto& sibling : node.instances) {
-      if (&sibling == &instance) continue;
-      std::string reason = fmt::format("cancelled by fail-fast: {} failed", instance.planned.key);
-      if (sibling.state == Instance::State::queued) {
-        finish_instance_now(sibling, Conclusion::cancelled, reason);
-      } else if (sibling.state == Instance::State::running) {
-        sibling.cancel_reason = reason;
-        sibling.cancel.cancel();
-      }
-    }
+    for (auto& sibling : node.instances)
+      if (&sibling != &instance)
+        cancel_instance(sibling, StopReason::fail_fast(instance.planned.key));
   }
   // fail-fast of a matrix of calls: a failed called job cancels the caller's other calls.
   if (instance.summary.conclusion == Conclusion::failure && !instance.continue_on_error)
@@ -68,15 +57,15 @@ void Scheduler::on_instance_finished(WorkflowState& wf, Node& node, Instance& in
       if (!caller.plan.fail_fast || caller.calls.size() < 2) continue;
       for (CallScope* other : caller.calls)
         if (other != scope && !other->cancelled)
-          cancel_scope(*other,
-                       fmt::format("cancelled by fail-fast: {} failed", instance.planned.key));
+          cancel_scope(*other, StopReason::fail_fast(instance.planned.key));
     }
   maybe_finish_node(wf, node);
-  changed_.notify_all();
 }
 
 void Scheduler::maybe_finish_node(WorkflowState& wf, Node& node) {
-  if (node.state == Node::State::done) return;
+  // A node still waiting for its needs is decided by resolve(), also in a cancelled run (where
+  // an `always()` job still runs): it has no instances yet, and is not done for that.
+  if (node.state != Node::State::planned) return;
   if (!node.calls.empty()) return maybe_finish_caller(wf, node);
   for (const auto& instance : node.instances)
     if (instance.state != Instance::State::done) return;
@@ -112,7 +101,6 @@ void Scheduler::maybe_finish_node(WorkflowState& wf, Node& node) {
   node.state = Node::State::done;
   if (workflow_done(wf)) release(wf.claim);
   if (node.scope) maybe_finish_node(wf, *node.scope->caller);
-  changed_.notify_all();
 }
 
 // A caller job is done when every job of each of its calls is: it failed when one of them
@@ -151,7 +139,6 @@ void Scheduler::maybe_finish_caller(WorkflowState& wf, Node& node) {
   node.state = Node::State::done;
   if (workflow_done(wf)) release(wf.claim);
   if (node.scope) maybe_finish_node(wf, *node.scope->caller);
-  changed_.notify_all();
 }
 
 WorkflowRunSummary Scheduler::finish_workflow(WorkflowState& wf) {
@@ -160,7 +147,7 @@ WorkflowRunSummary Scheduler::finish_workflow(WorkflowState& wf) {
   summary.workflow_path = wf.selected->path;
   summary.workflow_name = wf.selected->name;
   summary.duration =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - wf.started);
+      std::chrono::duration_cast<std::chrono::milliseconds>(seams_.clock.now() - wf.started);
   summary.jobs = wf.finished;
   std::stable_sort(
       summary.jobs.begin(), summary.jobs.end(), [](const JobSummary& a, const JobSummary& b) {
@@ -178,7 +165,7 @@ WorkflowRunSummary Scheduler::finish_workflow(WorkflowState& wf) {
   store::RunStatus status = failed      ? store::RunStatus::failure
                             : cancelled ? store::RunStatus::cancelled
                                         : store::RunStatus::success;
-  (void)store_.set_run_status(wf.run.id, status, store::now_ms());
+  recorder_.finish_run(wf.run.id, status);
   return summary;
 }
 

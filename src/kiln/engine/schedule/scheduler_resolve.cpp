@@ -3,7 +3,6 @@
 // an earlier attempt's success.
 
 #include <algorithm>
-#include <system_error>
 
 #include <fmt/format.h>
 
@@ -11,7 +10,6 @@
 #include "kiln/engine/plan/workflow_call.h"
 #include "kiln/engine/schedule/scheduler.h"
 #include "kiln/plan/trigger.h"
-#include "kiln/store/process_identity.h"
 #include "kiln/workflow/expand.h"
 
 namespace kiln::engine {
@@ -21,7 +19,7 @@ Status Scheduler::start_workflow(const SelectedWorkflow& selected,
   auto state = std::make_unique<WorkflowState>();
   state->selected = &selected;
   state->shown_prefix = shown_prefix;
-  state->started = Clock::now();
+  state->started = seams_.clock.now();
   store::Run run;
   run.repository =
       options_.repository_name.empty() ? repo_.root.string() : options_.repository_name;
@@ -31,9 +29,6 @@ Status Scheduler::start_workflow(const SelectedWorkflow& selected,
   run.ref = event_.ref;
   run.sha = event_.sha;
   run.status = store::RunStatus::running;
-  run.created_at = store::now_ms();
-  run.started_at = run.created_at;
-  run.owner = store::current_process();
   run.extra = {{"changed_files", event_.changed_files.size()}};
   if (earlier_) {
     run.attempt = earlier_->attempt + 1;
@@ -42,7 +37,7 @@ Status Scheduler::start_workflow(const SelectedWorkflow& selected,
     run.extra["rerun"] = {{"of", earlier_->id},
                           {"failed_only", options_.rerun && options_.rerun->failed_only}};
   }
-  KILN_TRY(state->run, store_.create_run(run));
+  KILN_TRY(state->run, recorder_.create_run(run));
 
   auto& contexts = state->base_contexts;
   contexts = expr::Value::object();
@@ -256,8 +251,7 @@ void Scheduler::resolve(WorkflowState& wf, Node& node) {
     row.matrix = expr::Value::parse(instance.planned.matrix.dump());
     row.labels = instance.labels;
     row.extra["graph"] = graph_of(node);
-    auto id = store_.create_job(row);
-    if (id) instance.job_row = *id;
+    instance.job_row = recorder_.create_job(row);
     instance.claim.id = fmt::format("job:{}:{}", wf.run.id, instance.planned.key);
     instance_claims_[instance.claim.id] = &instance;
     if (!error.empty()) {
@@ -289,40 +283,10 @@ void Scheduler::reuse_instance(WorkflowState& wf, Instance& instance, const stor
     for (const auto& [key, value] : earlier.outputs.items())
       if (value.is_string()) instance.summary.outputs[key] = value.get<std::string>();
   instance.summary.order = ++finished_count_;
-  if (auto row = store_.get_job(instance.job_row)) {
-    row->outputs = earlier.outputs;
-    row->started_at = store::now_ms();
-    row->extra = {{"reused_from", {{"run", earlier.run_id}, {"job", earlier.id}}}};
-    (void)store_.update_job(*row);
-  }
-  if (auto artifacts = store_.list_artifacts(earlier.run_id)) {
-    for (auto artifact : *artifacts) {
-      if (artifact.job_id != earlier.id) continue;
-      const auto target = artifact_root(wf.run.id) / artifact.name;
-      std::error_code ec;
-      std::filesystem::create_directories(target.parent_path(), ec);
-      std::filesystem::copy(artifact.path, target,
-                            std::filesystem::copy_options::recursive |
-                                std::filesystem::copy_options::create_hard_links,
-                            ec);
-      if (ec) {
-        ec.clear();
-        std::filesystem::copy(artifact.path, target, std::filesystem::copy_options::recursive, ec);
-      }
-      if (ec) {
-        observer_.job_line(
-            shown(instance), "warning",
-            fmt::format("cannot reuse artifact {}: {}", artifact.name, ec.message()));
-        continue;
-      }
-      artifact.run_id = wf.run.id;
-      artifact.job_id = instance.job_row;
-      artifact.path = target.string();
-      artifact.created_at = 0;
-      artifact.expires_at = 0;
-      (void)store_.create_artifact(artifact);
-    }
-  }
+  recorder_.reuse_job(instance.job_row, earlier);
+  for (const auto& warning :
+       recorder_.reuse_artifacts(earlier, wf.run.id, instance.job_row, artifact_root(wf.run.id)))
+    observer_.job_line(shown(instance), "warning", warning);
   observer_.job_line(shown(instance), "kiln",
                      fmt::format("succeeded in run {}: not run again", earlier.run_id));
   finish_instance_now(instance, Conclusion::success,
@@ -350,7 +314,7 @@ void Scheduler::skip(WorkflowState& wf, Node& node, Conclusion conclusion,
   row.name = instance.planned.name;
   row.labels = nlohmann::json::array();
   row.extra["graph"] = graph_of(node);
-  if (auto id = store_.create_job(row)) instance.job_row = *id;
+  instance.job_row = recorder_.create_job(row);
   node.state = Node::State::planned;
   finish_instance_now(instance, conclusion, reason);
   maybe_finish_node(wf, node);
@@ -410,7 +374,6 @@ void Scheduler::start_calls(WorkflowState& wf, Node& node, const expr::Context& 
     scope_claims_[scope->claim.id] = scope.get();
     wf.scopes.push_back(std::move(scope));
   }
-  changed_.notify_all();
 }
 
 }  // namespace kiln::engine
