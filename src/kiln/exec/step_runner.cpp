@@ -1,6 +1,7 @@
 #include "kiln/exec/step_runner.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -168,6 +169,12 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
       stopped = StepOutcome::timed_out;
       break;
     }
+  }
+  if (stopped == StepOutcome::cancelled && options.interrupt_grace.count() > 0) {
+    child->signal_group(SIGINT);
+    auto interrupted = child->pump(on_line, Clock::now() + options.interrupt_grace, -1,
+                                   std::chrono::milliseconds(50));
+    (void)interrupted;  // terminate() below ends whatever is left either way
   }
   if (stopped) {
     auto status = child->terminate(options.kill_grace, on_line);

@@ -4,7 +4,7 @@
 // (file_commands.h), starts the shell in its own process group with exactly the environment the
 // engine built, passes every output line through StepOutput (workflow commands, masking) to the
 // LogSink, enforces the step timeout and cancellation (SIGTERM to the group, SIGKILL after a
-// grace period), and finally reads the file commands.
+// grace period; optionally SIGINT before them), and finally reads the file commands.
 //
 // The engine keeps the job-level state across steps: the Masker, the env and PATH additions
 // (add_path_entries / compose_path in file_commands.h), outputs for `steps.<id>.outputs`.
@@ -52,6 +52,10 @@ struct StepRequest {
 struct StepRunnerOptions {
   // Between SIGTERM and SIGKILL on timeout or cancellation.
   std::chrono::milliseconds kill_grace{5000};
+  // On cancellation (not on a timeout): SIGINT to the group first, and up to this long for the
+  // step to end before SIGTERM; 0: SIGTERM at once. GitHub cancels a step with SIGINT, 7.5 s,
+  // SIGTERM, 2.5 s, then kills what is left (its background steps' `cancel:` the same way).
+  std::chrono::milliseconds interrupt_grace{0};
   // Longer output lines reach the sink in pieces (and cannot be workflow commands).
   std::size_t max_line_bytes = 1024 * 1024;
   // GitHub refuses step summaries above 1 MiB; the summary is dropped with an error annotation.

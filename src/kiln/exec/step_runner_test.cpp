@@ -347,6 +347,31 @@ TEST_F(StepRunnerTest, CancellationFromAnotherThread) {
   EXPECT_EQ(output().back(), "started");
 }
 
+TEST_F(StepRunnerTest, CancellationInterruptsBeforeTerminating) {
+  // GitHub's cancel: SIGINT, then SIGTERM once the interrupt grace has passed.
+  options_.interrupt_grace = 300ms;
+  options_.kill_grace = 2s;
+  CancelToken cancel;
+  auto req = request(
+      "trap 'echo got INT' INT\ntrap 'echo got TERM; exit 7' TERM\n"
+      "touch \"$RUNNER_TEMP_READY\"\nwhile :; do sleep 0.05 || true; done\n");
+  req.env["RUNNER_TEMP_READY"] = (root_ / "ready").string();
+  std::thread canceller([&] {
+    while (!std::filesystem::exists(root_ / "ready")) std::this_thread::sleep_for(10ms);
+    cancel.cancel();
+  });
+  auto r = run(req, &cancel);
+  canceller.join();
+  EXPECT_EQ(r.outcome, StepOutcome::cancelled);
+  // SIGINT first, SIGTERM after (bash may say "Terminated" for its sleep in between).
+  auto lines = output();
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines.front(), "got INT");
+  EXPECT_EQ(lines.back(), "got TERM");
+  ASSERT_TRUE(r.exit);
+  EXPECT_EQ(r.exit->exit_code, 7);
+}
+
 TEST_F(StepRunnerTest, MergedStreamsKeepTheWrittenOrder) {
   auto r = run(request("echo out1\necho err1 >&2\necho out2\necho err2 >&2\n", "bash -x {0}"));
   EXPECT_EQ(r.outcome, StepOutcome::success);

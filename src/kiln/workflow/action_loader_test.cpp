@@ -146,6 +146,23 @@ runs:
                                                 "input 'level'")));
 }
 
+TEST(ActionLoader, CompositeStepsCannotRunInParallel) {
+  // GitHub's rule: a composite action may run as a background step, but not declare any.
+  auto errors = errors_of(R"yaml(name: x
+runs:
+  using: composite
+  steps:
+    - run: serve
+      shell: bash
+      background: true
+    - wait-all:
+)yaml");
+  EXPECT_THAT(errors, ::testing::Contains("action.yml:5:7: error: 'background' cannot be used in "
+                                          "the steps of a composite action"));
+  EXPECT_THAT(errors, ::testing::Contains("action.yml:8:7: error: 'wait-all' cannot be used in "
+                                          "the steps of a composite action"));
+}
+
 TEST(ActionLoader, FindsActionYmlThenYaml) {
   auto dir = std::filesystem::temp_directory_path() / "kiln-action-loader-test";
   std::filesystem::remove_all(dir);

@@ -15,17 +15,6 @@ constexpr std::string_view k_job_keys[] = {
     "strategy",    "container", "services", "steps",           "concurrency",
     "permissions", "uses",      "with",     "secrets",         "snapshot",
     "labels"};
-constexpr std::string_view k_step_keys[] = {"id",
-                                            "name",
-                                            "if",
-                                            "run",
-                                            "uses",
-                                            "with",
-                                            "env",
-                                            "shell",
-                                            "working-directory",
-                                            "continue-on-error",
-                                            "timeout-minutes"};
 // The keys a job that calls a reusable workflow may have (GitHub's list).
 constexpr std::string_view k_caller_keys[] = {
     "name", "needs", "if", "strategy", "uses", "with", "secrets", "concurrency", "permissions"};
@@ -181,95 +170,6 @@ std::optional<Strategy> read_strategy(Reader& reader, const Entry& entry) {
   }
   return strategy;
 }
-
-// `uses` names an action: owner/repo@ref, owner/repo/path@ref, ./local/path or docker://image.
-bool is_action_reference(std::string_view uses) {
-  if (uses.starts_with("./")) return true;  // `./` is the action at the repository's root
-  if (uses.starts_with("docker://")) return uses.size() > 9;
-  auto at = uses.rfind('@');
-  if (at == std::string_view::npos || at + 1 == uses.size()) return false;
-  std::string_view name = uses.substr(0, at);
-  auto slash = name.find('/');
-  return slash != std::string_view::npos && slash > 0 && slash + 1 < name.size() &&
-         name[slash + 1] != '/';
-}
-
-}  // namespace
-
-std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::string& job_id,
-                             std::span<const std::string_view> keys) {
-  if (keys.empty()) keys = k_step_keys;
-  std::vector<Step> steps;
-  auto items = reader.list(entry);
-  if (!items) return steps;
-  if (items->empty()) reader.error(entry.value_where, fmt::format("job '{}' has no steps", job_id));
-  std::map<std::string, SourceLocation, std::less<>> ids;
-  for (size_t i = 0; i < items->size(); ++i) {
-    const Item& item = (*items)[i];
-    if (!item.value.IsMap()) {
-      reader.error(item.where,
-                   fmt::format("a step must be a mapping, not {}", has_shape(item.value)));
-      continue;
-    }
-    auto entries = reader.mapping(item.value, item.where, "steps", keys, "a step");
-    Step step;
-    step.index = static_cast<int>(i);
-    step.where = item.where;
-    bool has_run = false, has_uses = false;
-    for (const Entry& e : *entries) {
-      if (e.key == "id") {
-        step.id = reader.text(e);
-      } else if (e.key == "name") {
-        step.name = reader.text(e);
-      } else if (e.key == "if") {
-        step.if_condition = reader.condition(e);
-      } else if (e.key == "run") {
-        has_run = true;
-        step.run = reader.text(e);
-      } else if (e.key == "uses") {
-        has_uses = true;
-        step.uses = reader.text(e);
-        if (step.uses && !is_action_reference(step.uses->value))
-          reader.error(step.uses->where,
-                       fmt::format("invalid 'uses' value '{}': expected owner/repo@ref, "
-                                   "owner/repo/path@ref, ./path or docker://image",
-                                   step.uses->value));
-      } else if (e.key == "with") {
-        step.with = reader.text_map(e, true);
-      } else if (e.key == "env") {
-        step.env = reader.text_map(e, true);
-      } else if (e.key == "shell") {
-        step.shell = reader.text(e);
-      } else if (e.key == "working-directory") {
-        step.working_directory = reader.text(e);
-      } else if (e.key == "continue-on-error") {
-        step.continue_on_error = reader.boolean_or_expression(e);
-      } else if (e.key == "timeout-minutes") {
-        step.timeout_minutes = reader.number_or_expression(e);
-      }
-    }
-    if (has_run && has_uses)
-      reader.error(step.where, "a step cannot have both 'run' and 'uses'");
-    else if (!has_run && !has_uses)
-      reader.error(step.where, "a step needs either 'run' or 'uses'");
-    if (step.id) {
-      const Text& id = *step.id;
-      if (!is_identifier(id.value)) {
-        reader.error(id.where, fmt::format("invalid step id '{}': it must start with a letter or "
-                                           "'_' and hold only letters, digits, '-' and '_'",
-                                           id.value));
-      } else if (auto [first, inserted] = ids.emplace(id.value, id.where); !inserted) {
-        reader.error(id.where, fmt::format("duplicate step id '{}' in job '{}' (first used at "
-                                           "line {})",
-                                           id.value, job_id, first->second.line));
-      }
-    }
-    steps.push_back(std::move(step));
-  }
-  return steps;
-}
-
-namespace {
 
 // `uses` of a job: ./path/to/workflow.yml or owner/repo/path/to/workflow.yml@ref.
 bool is_workflow_reference(std::string_view uses) {

@@ -54,7 +54,8 @@ jobs:
 }
 
 TEST(LoaderJobs, StepNeedsExactlyOneOfRunAndUses) {
-  EXPECT_THAT(errors_of(R"yaml(on: push
+  EXPECT_THAT(
+      errors_of(R"yaml(on: push
 jobs:
   a:
     runs-on: x
@@ -63,8 +64,9 @@ jobs:
         uses: actions/checkout@v4
       - name: nothing to do
 )yaml"),
-              ElementsAre("wf.yml:6:9: error: a step cannot have both 'run' and 'uses'",
-                          "wf.yml:8:9: error: a step needs either 'run' or 'uses'"));
+      ElementsAre("wf.yml:6:9: error: a step cannot have both 'run' and 'uses'",
+                  "wf.yml:8:9: error: a step needs 'run' or 'uses' (or one of 'wait', 'wait-all', "
+                  "'cancel', 'parallel')"));
 }
 
 TEST(LoaderJobs, UsesFormat) {

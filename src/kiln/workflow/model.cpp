@@ -4,6 +4,27 @@
 
 namespace kiln::workflow {
 
+std::string Step::default_name() const {
+  auto ids = [this] {
+    std::string joined;
+    for (const Text& id : target_ids) joined += (joined.empty() ? "" : ", ") + id.value;
+    return joined;
+  };
+  switch (kind) {
+    case StepKind::wait:
+      return parallel_group ? "Wait for the parallel group" : "Wait for " + ids();
+    case StepKind::wait_all:
+      return "Wait for all background steps";
+    case StepKind::cancel:
+      return "Cancel " + ids();
+    case StepKind::work:
+      break;
+  }
+  if (uses) return "Run " + uses->value;
+  if (run) return "Run " + run->value.substr(0, run->value.find('\n'));
+  return "Step " + std::to_string(index + 1);
+}
+
 const Job* Workflow::find_job(std::string_view id) const {
   if (!job_index.empty()) {
     auto found = job_index.find(id);

@@ -136,8 +136,15 @@ struct Snapshot {
   SourceLocation where;
 };
 
+// What a step does. GitHub's parallel steps (June 2026) add control steps beside `run`/`uses`:
+// `wait: ID | [IDs]`, `wait-all:` and `cancel: ID`. A `parallel:` group is flattened by the
+// loader into its members, each a background step, and one `wait` for all of them, as GitHub
+// defines it ("background steps with a wait after").
+enum class StepKind { work, wait, wait_all, cancel };
+
 struct Step {
-  int index = 0;  // 0-based position in the job
+  int index = 0;                   // 0-based position in the job (parallel groups flattened)
+  StepKind kind = StepKind::work;  // work: a `run` or `uses` step
   std::optional<Text> id;
   std::optional<Text> name;
   std::optional<Text> if_condition;
@@ -149,7 +156,22 @@ struct Step {
   std::optional<Text> working_directory;
   std::optional<Text> continue_on_error;  // "true", "false" or an expression
   std::optional<Text> timeout_minutes;    // a number or an expression
+  // `background: true`, or a member of a `parallel:` group: the job goes on to the next step
+  // while this one runs.
+  bool background = false;
+  // wait / cancel: the ids as written; wait-all: none. `targets` are the positions of the
+  // background steps they act on (wait-all: every background step before it), resolved and
+  // checked by the loader: each is an earlier background step.
+  std::vector<Text> target_ids;
+  std::vector<int> targets;
+  // A member of a `parallel:` group, or the group's closing wait: where `parallel:` is written.
+  std::optional<SourceLocation> parallel_group;
   SourceLocation where;
+
+  bool is_control() const { return kind != StepKind::work; }
+  // The name shown when `name:` is absent: GitHub's "Run <uses>" / "Run <first line of run>",
+  // "Wait for a, b", "Wait for all background steps", "Cancel a", "Wait for the parallel group".
+  std::string default_name() const;
 };
 
 struct Strategy {

@@ -18,7 +18,8 @@ std::vector<Trigger> read_triggers(Reader& reader, const Entry& on);
 std::vector<Job> read_jobs(Reader& reader, const Entry& jobs);
 
 // steps of a job (or of a composite action, whose `owner` names it in messages): each step
-// with the keys `keys` (empty: a job step's keys), ids unique and valid, `run` xor `uses`.
+// with the keys `keys` (empty: a job step's keys), ids unique and valid, one of `run`, `uses`
+// or (job steps) GitHub's parallel-step keys; `parallel:` groups are flattened (model.h StepKind).
 std::vector<Step> read_steps(Reader& reader, const Entry& entry, const std::string& owner,
                              std::span<const std::string_view> keys = {});
 

@@ -100,18 +100,30 @@ void JobRun::stop_gpu_telemetry() {
 
 // Lines of the job's log: to the store as they come, and to the observer.
 void JobRun::log_line(std::string_view kind, std::string_view text) {
-  // The running step's last lines, for the failure summary (record_failure).
-  if (current_step_ && setup_.options->failure_lines > 0 &&
+  std::lock_guard lock(log_mutex_);
+  log_line_locked(current_step_, recent_lines_, {}, kind, text);
+}
+
+void JobRun::log_background_line(int step, std::string_view prefix, std::string_view kind,
+                                 std::string_view text) {
+  std::lock_guard lock(log_mutex_);
+  log_line_locked(step, step_lines_[step], prefix, kind, text);
+}
+
+void JobRun::log_line_locked(std::optional<int> step, std::deque<std::string>& recent,
+                             std::string_view prefix, std::string_view kind,
+                             std::string_view text) {
+  // The step's last lines, for the failure summary (record_failure).
+  if (step && setup_.options->failure_lines > 0 &&
       (kind == "output" || kind == "stderr" || kind == "error" || kind == "warning" ||
        kind == "kiln")) {
-    recent_lines_.push_back(kind == "error" || kind == "warning" ? fmt::format("{}: {}", kind, text)
-                                                                 : std::string(text));
-    while (recent_lines_.size() > static_cast<size_t>(setup_.options->failure_lines))
-      recent_lines_.pop_front();
+    recent.push_back(kind == "error" || kind == "warning" ? fmt::format("{}: {}", kind, text)
+                                                          : std::string(text));
+    while (recent.size() > static_cast<size_t>(setup_.options->failure_lines)) recent.pop_front();
   }
   store::LogLine line;
   line.job_id = setup_.job_row;
-  line.step_index = current_step_;
+  line.step_index = step;
   line.stream = stream_of(kind);
   line.text = stored_text(kind, text);
   line.time = store::now_ms();
@@ -122,7 +134,8 @@ void JobRun::log_line(std::string_view kind, std::string_view text) {
     setup_.observer->job_line(shown_key(), "warning",
                               "cannot write the log to the store: " + stored.error().to_string());
   }
-  setup_.observer->job_line(shown_key(), kind, text);
+  setup_.observer->job_line(shown_key(), kind,
+                            prefix.empty() ? std::string(text) : fmt::format("{}{}", prefix, text));
 }
 
 Status JobRun::append_directly(const store::LogLine& line) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "kiln/engine/execute/action_runner.h"
 #include "kiln/engine/execute/container_job.h"
 #include "kiln/engine/execute/job_runner.h"
+#include "kiln/engine/execute/step_group.h"
 #include "kiln/engine/gate/benchmarks.h"
 #include "kiln/exec/actions.h"
 #include "kiln/exec/process_tracker.h"
@@ -28,7 +30,7 @@
 namespace kiln::engine {
 
 // Everything one job instance needs while its steps run.
-class JobRun : public ActionHost {
+class JobRun : public ActionHost, public StepGroupHost {
   using Clock = std::chrono::steady_clock;
   using milliseconds = std::chrono::milliseconds;
   static constexpr int k_default_job_timeout_minutes = 360;
@@ -77,6 +79,14 @@ class JobRun : public ActionHost {
   std::vector<ActionCall> pre_step_calls();
 
   void run_step(const workflow::Step& step);
+  // The end of a step: its conclusion, the job's failure, steps.<id>, its store row. A step
+  // cancelled on purpose (`cancel:`, the job's end) does not fail the job.
+  Conclusion finish_step(const workflow::Step& step, StepSummary result, store::Step& row,
+                         Conclusion outcome, Clock::time_point step_started,
+                         bool cancelled_on_purpose);
+  // The job's steps are done: the background steps still running are waited for (GitHub's
+  // implicit wait-all), or cancelled when the job failed, was cancelled or ran out of time.
+  void end_step_group();
 
   // A step's $GITHUB_STEP_SUMMARY (masked by the step runner), appended to the job's summary as
   // GitHub shows one job summary made of its steps' summaries.
@@ -91,9 +101,14 @@ class JobRun : public ActionHost {
   // additions, the step's env, and $GITHUB_PATH additions in front of PATH.
   Result<core::Environment> step_environment(const workflow::Step& step);
 
-  Conclusion execute(const workflow::Step& step, StepSummary& result);
+  // `background`: a `run:` step's request goes to the step group (step_group.h), which runs it.
+  Conclusion execute(const workflow::Step& step, StepSummary& result, bool background = false);
 
-  Conclusion execute_inner(const workflow::Step& step, StepSummary& result);
+  Conclusion execute_inner(const workflow::Step& step, StepSummary& result, bool background);
+
+  // What a `run:` step's run left: its exit code, outputs, file commands, and its conclusion.
+  Conclusion apply_run(const Result<exec::StepResult>& outcome, StepSummary& result,
+                       bool step_limit, double step_minutes);
 
   static std::optional<workflow::Text> pick(const std::optional<workflow::Text>& a,
                                             const std::optional<workflow::Text>& b,
@@ -120,6 +135,12 @@ class JobRun : public ActionHost {
   void add_post(std::function<bool()> run) override { post_actions_.push_back(std::move(run)); }
 
   expr::Context job_context() override;
+
+  // StepGroupHost (step_group.h), defined in job_step_group.cpp.
+  std::unique_ptr<exec::LogSink> step_sink(int index, const std::string& label) override;
+  void note(const std::string& text) override { log_kiln("kiln", text); }
+  Conclusion finish_background(int index, const Result<exec::StepResult>& run,
+                               bool cancelled_on_purpose) override;
 
   std::filesystem::path workspace() const override { return workspace_; }
   const workflow::ReferenceRoots& references() const override { return references_; }
@@ -150,32 +171,42 @@ class JobRun : public ActionHost {
  public:
   // Lines of the job's log: to the store as they come, and to the observer.
   void log_line(std::string_view kind, std::string_view text);
+  // A line of background step `step`, from its thread: `prefix` names it on the terminal.
+  void log_background_line(int step, std::string_view prefix, std::string_view kind,
+                           std::string_view text);
 
   Status append_directly(const store::LogLine& line);
 
   void log_kiln(std::string_view kind, const std::string& text);
 
  private:
+  // log_line's body, with log_mutex_ held: `recent` keeps the step's last lines.
+  void log_line_locked(std::optional<int> step, std::deque<std::string>& recent,
+                       std::string_view prefix, std::string_view kind, std::string_view text);
+
   class LogSink : public exec::LogSink {
    public:
-    explicit LogSink(JobRun& job) : job_(job) {}
+    // With `background`: the lines of that background step, shown after `prefix`.
+    explicit LogSink(JobRun& job, std::optional<int> background = std::nullopt,
+                     std::string prefix = {})
+        : job_(job), background_(background), prefix_(std::move(prefix)) {}
     void write(const exec::LogEvent& event) override {
       switch (event.kind) {
         case exec::LogKind::output:
         case exec::LogKind::command:
-          job_.log_line(event.stream == core::Stream::err ? "stderr" : "output", event.text);
+          line(event.stream == core::Stream::err ? "stderr" : "output", event.text);
           break;
         case exec::LogKind::group_start:
-          job_.log_line("group", event.text);
+          line("group", event.text);
           break;
         case exec::LogKind::group_end:
-          job_.log_line("endgroup", "");
+          line("endgroup", "");
           break;
         case exec::LogKind::debug:
-          job_.log_line("debug", event.text);
+          line("debug", event.text);
           break;
         case exec::LogKind::system:
-          job_.log_line("kiln", event.text);
+          line("kiln", event.text);
           break;
         case exec::LogKind::annotation: {
           const auto& note = event.annotation;
@@ -183,14 +214,23 @@ class JobRun : public ActionHost {
           std::string where;
           if (note && !note->file.empty())
             where = note->line ? fmt::format("{}:{}: ", note->file, note->line) : note->file + ": ";
-          job_.log_line(kind, where + event.text);
+          line(kind, where + event.text);
           break;
         }
       }
     }
 
    private:
+    void line(std::string_view kind, std::string_view text) {
+      if (background_)
+        job_.log_background_line(*background_, prefix_, kind, text);
+      else
+        job_.log_line(kind, text);
+    }
+
     JobRun& job_;
+    std::optional<int> background_;
+    std::string prefix_;
   };
 
   const JobSetup& setup_;
@@ -230,6 +270,19 @@ class JobRun : public ActionHost {
   workflow::ReferenceRoots references_;
   std::optional<workflow::Job> resolved_containers_;  // resolve_containers' copy, if any
   std::unique_ptr<ContainerJob> containers_;          // a job with `container:` or `services:`
+  // Background steps started and not ended yet: what finish_background needs to end them.
+  struct BackgroundStep {
+    StepSummary result;
+    store::Step row;
+    Clock::time_point started;
+    bool step_limit = false;
+    double minutes = 0;
+  };
+  std::map<int, BackgroundStep> background_;
+  std::mutex log_mutex_;  // log_, store_warned_ and the recent lines while steps run at once
+  std::map<int, std::deque<std::string>> step_lines_;  // each background step's last lines
+  // Last: destroyed first, so that no background step's thread outlives what it writes to.
+  StepGroup step_group_{*this, *setup_.masker};
 };
 
 }  // namespace kiln::engine

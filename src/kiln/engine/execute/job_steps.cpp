@@ -38,6 +38,7 @@ void JobRun::run_steps() {
     run_step(step);
     collect_benchmarks();
   }
+  end_step_group();
 }
 
 // The job's action steps as run_pre_steps sees them when the job starts.
@@ -68,7 +69,9 @@ void JobRun::run_step(const workflow::Step& step) {
   context_.contexts["job"]["status"] = failed_ ? "failure" : cancelled() ? "cancelled" : "success";
   std::string condition = step.if_condition ? step.if_condition->value : "success()";
   SourceLocation where = step.if_condition ? step.if_condition->where : step.where;
-  auto should_run = expr::evaluate_condition(condition, context_, where);
+  // wait, wait-all and cancel always run (GitHub: they take no `if:`).
+  auto should_run =
+      step.is_control() ? Result<bool>(true) : expr::evaluate_condition(condition, context_, where);
 
   store::Step row;
   row.job_id = setup_.job_row;
@@ -94,23 +97,49 @@ void JobRun::run_step(const workflow::Step& step) {
     outcome = Conclusion::failure;
   } else if (!*should_run) {
     outcome = Conclusion::skipped;
+  } else if (step.is_control()) {
+    setup_.observer->job_line(shown_key(), "kiln", fmt::format("▶ {}", result.name));
+    outcome = step_group_.run_control(step, setup_.cancel);
+    // Ending its targets made each of them the current step for a while.
+    current_step_ = step.index;
+    raw_outputs_.clear();
+    recent_lines_.clear();
+    step_end_kind_.clear();
+  } else if (step.background) {
+    setup_.observer->job_line(shown_key(), "kiln",
+                              fmt::format("▶ {} (in the background)", result.name));
+    outcome = execute(step, result, true);
+    if (auto started = background_.find(step.index); started != background_.end()) {
+      started->second.result = std::move(result);
+      started->second.row = row;
+      started->second.started = step_started;
+      current_step_.reset();
+      return;  // finish_background ends it
+    }
   } else {
     // The step's name heads its output on the terminal; the store has it in the step row.
     setup_.observer->job_line(shown_key(), "kiln", fmt::format("▶ {}", result.name));
     outcome = execute(step, result);
   }
+  finish_step(step, std::move(result), row, outcome, step_started, false);
+}
+
+Conclusion JobRun::finish_step(const workflow::Step& step, StepSummary result, store::Step& row,
+                               Conclusion outcome, Clock::time_point step_started,
+                               bool cancelled_on_purpose) {
   result.outcome = outcome;
   result.conclusion = outcome;
   if (outcome == Conclusion::failure) {
     auto continue_on_error = flag_of(step.continue_on_error, context_);
     if (continue_on_error && *continue_on_error) result.conclusion = Conclusion::success;
   }
-  if (result.conclusion == Conclusion::failure) failed_ = true;
-  if (outcome == Conclusion::cancelled) failed_ = true;
-  if ((result.conclusion == Conclusion::failure || outcome == Conclusion::cancelled) &&
-      !summary_.failure)
+  bool cancel_fails = outcome == Conclusion::cancelled && !cancelled_on_purpose;
+  if (result.conclusion == Conclusion::failure || cancel_fails) failed_ = true;
+  if ((result.conclusion == Conclusion::failure || cancel_fails) && !summary_.failure)
     record_failure(result, outcome);
-  result.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - step_started);
+  // A background step's run time is its own (set by finish_background), not until its wait.
+  if (result.duration == milliseconds(0))
+    result.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - step_started);
 
   // Later steps see the outputs as written; what is stored and reported is masked.
   for (const auto& [key, value] : raw_outputs_) result.outputs[key] = setup_.masker->mask(value);
@@ -130,12 +159,14 @@ void JobRun::run_step(const workflow::Step& step) {
   row.outcome = result.outcome;
   row.conclusion = result.conclusion;
   row.exit_code = result.exit_code;
-  row.finished_at = store::now_ms();
+  row.finished_at = std::min(store::now_ms(), row.started_at + result.duration.count());
   row.outputs = nlohmann::json::object();
   for (const auto& [key, value] : result.outputs) row.outputs[key] = value;
   if (row.id) (void)setup_.store->update_step(row);
+  Conclusion conclusion = result.conclusion;
   summary_.steps.push_back(std::move(result));
   current_step_.reset();
+  return conclusion;
 }
 
 // A step's $GITHUB_STEP_SUMMARY (masked by the step runner), appended to the job's summary as
@@ -169,12 +200,7 @@ void JobRun::record_failure(const StepSummary& result, Conclusion outcome) {
 }
 
 std::string JobRun::default_step_name(const workflow::Step& step) const {
-  if (step.uses) return "Run " + step.uses->value;
-  if (step.run) {
-    std::string first = step.run->value.substr(0, step.run->value.find('\n'));
-    return "Run " + first;
-  }
-  return fmt::format("Step {}", step.index + 1);
+  return step.default_name();
 }
 
 // The environment of a step: the host's, GITHUB_*, workflow and job env, $GITHUB_ENV
@@ -194,15 +220,15 @@ Result<core::Environment> JobRun::step_environment(const workflow::Step& step) {
   return env;
 }
 
-Conclusion JobRun::execute(const workflow::Step& step, StepSummary& result) {
+Conclusion JobRun::execute(const workflow::Step& step, StepSummary& result, bool background) {
   auto saved_env_context = context_.contexts["env"];
-  auto outcome = execute_inner(step, result);
+  auto outcome = execute_inner(step, result, background);
   context_.contexts["env"] = saved_env_context;
   refresh_env_context();
   return outcome;
 }
 
-Conclusion JobRun::execute_inner(const workflow::Step& step, StepSummary& result) {
+Conclusion JobRun::execute_inner(const workflow::Step& step, StepSummary& result, bool background) {
   auto env = step_environment(step);
   if (!env) {
     log_kiln("error", env.error().to_string());
@@ -225,6 +251,10 @@ Conclusion JobRun::execute_inner(const workflow::Step& step, StepSummary& result
     }
   }
 
+  if (step.uses && background) {  // refused before the run (job_checks.cpp)
+    log_kiln("error", "actions do not run in the background in kiln yet");
+    return Conclusion::failure;
+  }
   if (step.uses) {
     // The processes of an action's steps share the step's time limit (run_process).
     step_deadline_ = step_limit ? std::optional(Clock::now() + timeout) : std::nullopt;
@@ -271,11 +301,25 @@ Conclusion JobRun::execute_inner(const workflow::Step& step, StepSummary& result
   request.run_as = run_as_;
   if (containers_) request.launcher = containers_->launcher();
 
+  if (background) {
+    // Its own script and file-command files: steps running at once must not share them.
+    request.temp_dir = temp_dir_ / fmt::format("step-{}", step.index);
+    BackgroundStep& started = background_[step.index];
+    started.step_limit = step_limit;
+    started.minutes = *step_minutes;
+    step_group_.start(step.index, step.id ? step.id->value : result.name, std::move(request));
+    return Conclusion::success;
+  }
   LogSink sink(*this);
   // A step that runs after the job was cancelled (if: always()) runs to its end: only its
   // timeout stops it.
   const exec::CancelToken* cancel = setup_.cancel->cancelled() ? nullptr : setup_.cancel;
-  auto outcome = exec::run_step(request, sink, *setup_.masker, cancel);
+  return apply_run(exec::run_step(request, sink, *setup_.masker, cancel), result, step_limit,
+                   *step_minutes);
+}
+
+Conclusion JobRun::apply_run(const Result<exec::StepResult>& outcome, StepSummary& result,
+                             bool step_limit, double step_minutes) {
   if (!outcome) {
     log_kiln("error", outcome.error().to_string());
     return Conclusion::failure;
@@ -296,7 +340,7 @@ Conclusion JobRun::execute_inner(const workflow::Step& step, StepSummary& result
     case exec::StepOutcome::timed_out:
       step_end_kind_ = "timeout";
       if (step_limit) {
-        log_kiln("error", fmt::format("The step timed out after {} minutes.", *step_minutes));
+        log_kiln("error", fmt::format("The step timed out after {} minutes.", step_minutes));
       } else {
         timed_out_ = true;
         log_kiln("error", fmt::format("The job has exceeded its maximum execution time of {} "

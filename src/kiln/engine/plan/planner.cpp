@@ -372,10 +372,7 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
         {"if",
          job.snapshot->if_condition ? json(job.snapshot->if_condition->value) : json(nullptr)}};
   for (const auto& step : job.steps) {
-    std::string name = step.name   ? step.name->value
-                       : step.uses ? "Run " + step.uses->value
-                                   : "Run " + step.run->value.substr(0, step.run->value.find('\n'));
-    entry["steps"].push_back(name);
+    entry["steps"].push_back(step.name ? step.name->value : step.default_name());
   }
   if (plan_needs_results(job)) {
     entry["matrix_deferred"] = true;
