@@ -58,7 +58,7 @@ void Poller::start() {
 
 void Poller::stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -68,7 +68,7 @@ void Poller::stop() {
 void Poller::loop() {
   using Clock = std::chrono::steady_clock;
   std::vector<Clock::time_point> due(serve_.repositories.size(), Clock::now());
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
     auto next = Clock::time_point::max();
     for (std::size_t i = 0; i < serve_.repositories.size(); ++i) {
@@ -84,12 +84,13 @@ void Poller::loop() {
       }
       next = std::min(next, due[i]);
     }
-    wake_.wait_until(lock, next, [&] { return stopping_; });
+    wake_.wait_until(lock.native(), next, [&]() REQUIRES(mutex_) { return stopping_; });
   }
 }
 
 Result<std::vector<std::int64_t>> Poller::poll_once(const config::ServeRepository& repository) {
   std::vector<std::string> refs;
+  refs.reserve(repository.poll_branches.size());
   for (const auto& branch : repository.poll_branches) refs.push_back("refs/heads/" + branch);
   KILN_TRY(auto heads, ls_remote(repository.clone_url, refs));
   std::vector<std::int64_t> created_ids;
