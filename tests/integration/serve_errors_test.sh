@@ -2,7 +2,8 @@
 # The API's errors through the real `kiln serve` (server/reply.h): one HTTP status per error
 # code on every route, ids in paths that fit no record are 404 naming the id (never an
 # exception, never "id 0"), and a request the state refuses (approve a trigger that is not
-# waiting, cancel a finished one: invalid_input) is 409.
+# waiting, cancel a finished one: invalid_input) is 409. And the server's git (fetch,
+# checkout, ls-remote) ignores a caller's GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -24,7 +25,13 @@ EOF2
 commit_all "$repo" "a workflow"
 mkdir -p "$(dirname "$bare")"
 git clone -q --bare "$repo" "$bare"
+# The server runs as if started from a git hook of another repository: GIT_DIR & co. point at a
+# decoy. Its fetches, checkouts and polls must work on the repositories they name regardless.
+decoy="$ITEST_DIR/decoy"
+make_repo "$decoy"
+export GIT_DIR="$decoy/.git" GIT_WORK_TREE="$decoy" GIT_INDEX_FILE="$decoy/.git/index"
 serve_start acme/widgets "$bare" "secret-$RANDOM" "token-$RANDOM"
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
 auth="Authorization: Bearer $SERVE_TOKEN"
 
 huge=99999999999999999999  # 20 digits: more than 64 bits
@@ -62,7 +69,12 @@ printf '{"repository": "acme/widgets", "ref": "main"}' >"$ITEST_DIR/trigger.json
 http POST /api/triggers "$ITEST_DIR/trigger.json" "$auth"
 expect_status 202 "a trigger of main is accepted"
 trigger="$(json_eval - 'd["trigger"]')"
-check "the trigger finishes" trigger_done "$trigger" finished
+check "the trigger finishes although GIT_DIR names another repository" \
+  trigger_done "$trigger" finished
+http GET "/api/runs/$(json_eval - 'd["run_ids"][0]')"
+expect_json 'd["status"]' success "its run succeeded"
+check "nothing was fetched into the decoy" \
+  test -z "$(git -C "$decoy" for-each-ref refs/kiln)"
 http POST "/api/triggers/$trigger/approve" "" "$auth"
 expect_status 409 "approving a trigger that is not waiting is a conflict (409)"
 expect_contains "$OUT" "not waiting for approval" "the answer says why"

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/core/git.h"
 #include "kiln/core/result.h"
 #include "kiln/exec/actions.h"
 
@@ -75,19 +76,8 @@ Result<std::uint64_t> copy_one_file(const std::filesystem::path& from,
 std::uint64_t stable_hash(std::string_view text);
 std::string stable_hash_hex(std::string_view text);
 
-// The output of a git command run to completion.
-struct GitOutput {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  bool ok() const { return exit_code == 0; }
-  // The last non-empty line of stderr (git's reason), for one-line error messages.
-  std::string reason() const;
-};
-
-// Runs `git ARGS...` in `cwd` with an environment fit for scripted use: no prompts, no pager,
-// C locale, and none of the GIT_DIR-style variables of a calling hook. Spawn failures and
-// timeouts are errors; a non-zero exit is reported in GitOutput.
-Result<GitOutput> run_git(const std::vector<std::string>& args, const std::filesystem::path& cwd);
+// git for the actions (checkout, the actions mirror): core/git.h.
+using core::GitOutput;
+using core::run_git;
 
 }  // namespace kiln::exec

@@ -5,7 +5,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
-#include "kiln/core/subprocess.h"
+#include "kiln/core/git.h"
 #include "kiln/server/webhook.h"
 
 namespace kiln::server {
@@ -17,14 +17,10 @@ constexpr auto k_ls_remote_timeout = std::chrono::minutes(2);
 
 Result<std::map<std::string, std::string>> ls_remote(const std::string& remote,
                                                      const std::vector<std::string>& refs) {
-  std::vector<std::string> argv = {"git", "ls-remote", "--", remote};
-  argv.insert(argv.end(), refs.begin(), refs.end());
-  KILN_TRY(auto out, core::run_command(argv, {}, std::nullopt, k_ls_remote_timeout));
-  if (!out.ok()) {
-    std::string err = out.err;
-    while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
-    return fail(ErrorCode::io_error, "git ls-remote {}: {}", remote, err);
-  }
+  std::vector<std::string> args = {"ls-remote", "--", remote};
+  args.insert(args.end(), refs.begin(), refs.end());
+  KILN_TRY(auto out, core::run_git(args, {}, k_ls_remote_timeout));
+  if (!out.ok()) return fail(ErrorCode::io_error, "git ls-remote {}: {}", remote, out.reason());
   std::map<std::string, std::string> found;
   std::istringstream lines(out.out);
   for (std::string line; std::getline(lines, line);) {

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include "kiln/core/git.h"
 #include "kiln/core/subprocess.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/server/recovery.h"
@@ -22,14 +23,9 @@ using store::TriggerStatus;
 // serve.on_restart: requeue gives up on a trigger with this many interrupted runs.
 constexpr int k_max_interrupted_runs = 3;
 
-Result<std::string> git(const fs::path& cwd, std::vector<std::string> args) {
-  args.insert(args.begin(), "git");
-  KILN_TRY(auto out, core::run_command(args, cwd));
-  if (!out.ok()) {
-    std::string err = out.err;
-    while (!err.empty() && err.back() == '\n') err.pop_back();
-    return fail(ErrorCode::io_error, "{}: {}", fmt::join(args, " "), err);
-  }
+Result<std::string> git(const fs::path& cwd, const std::vector<std::string>& args) {
+  KILN_TRY(auto out, core::run_git(args, cwd));
+  if (!out.ok()) return fail(ErrorCode::io_error, "git {}: {}", fmt::join(args, " "), out.reason());
   return out.out;
 }
 

@@ -9,7 +9,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
-#include "kiln/core/subprocess.h"
+#include "kiln/core/git.h"
 #include "kiln/engine/gpu_supervisor.h"
 #include "kiln/server/api_json.h"
 #include "kiln/server/bounded_http.h"
@@ -337,7 +337,7 @@ class Service {
     if (!repository) return reply_error(res, 404, "the repository is not configured");
     std::string ref = body["ref"].get<std::string>();
     if (!ref.starts_with("refs/")) ref = "refs/heads/" + ref;
-    auto listed = core::run_command({"git", "ls-remote", repository->clone_url, ref});
+    auto listed = core::run_git({"ls-remote", "--", repository->clone_url, ref}, {});
     if (!listed || !listed->ok() || listed->out.size() < 40)
       return reply_error(res, 404, fmt::format("{} has no ref {}", repository->name, ref));
     const std::string sha = listed->out.substr(0, 40);
