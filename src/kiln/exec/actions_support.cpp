@@ -10,21 +10,10 @@
 #include <system_error>
 
 #include "kiln/core/subprocess.h"
+#include "kiln/core/text.h"
 
 namespace kiln::exec {
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view k_space = " \t\r\n";
-  auto begin = text.find_first_not_of(k_space);
-  if (begin == std::string_view::npos) return {};
-  auto end = text.find_last_not_of(k_space);
-  return text.substr(begin, end - begin + 1);
-}
-
-}  // namespace
 
 ActionInputs::ActionInputs(const std::map<std::string, std::string>& with,
                            std::initializer_list<std::string_view> known)
@@ -49,7 +38,7 @@ std::string ActionInputs::get(std::string_view name, std::string_view fallback) 
              std::tolower(static_cast<unsigned char>(b));
     });
     if (!same) continue;
-    auto value_text = trim(value);
+    auto value_text = core::trim(value);
     if (!value_text.empty()) return std::string(value_text);
     break;
   }
@@ -84,7 +73,7 @@ std::vector<std::string> ActionInputs::get_lines(std::string_view name) const {
   std::string_view rest = value;
   while (!rest.empty()) {
     auto newline = rest.find('\n');
-    auto line = trim(rest.substr(0, newline));
+    auto line = core::trim(rest.substr(0, newline));
     if (!line.empty()) lines.emplace_back(line);
     if (newline == std::string_view::npos) break;
     rest.remove_prefix(newline + 1);
@@ -219,63 +208,15 @@ std::string stable_hash_hex(std::string_view text) {
   return fmt::format("{:016x}", stable_hash(text));
 }
 
-std::string GitOutput::reason() const {
-  std::string_view text = trim(err);
-  if (text.empty()) text = trim(out);
-  auto newline = text.rfind('\n');
-  if (newline != std::string_view::npos) text = trim(text.substr(newline + 1));
-  if (text.empty()) return fmt::format("git exited with code {}", exit_code);
-  return std::string(text);
-}
-
-namespace {
-thread_local const core::RunAs* t_git_user = nullptr;
-thread_local std::string t_git_home;
-}  // namespace
-
-GitAsUser::GitAsUser(const core::RunAs* user, std::string home)
-    : previous_user_(t_git_user), previous_home_(t_git_home) {
-  t_git_user = user;
-  t_git_home = std::move(home);
-}
-
-GitAsUser::~GitAsUser() {
-  t_git_user = previous_user_;
-  t_git_home = previous_home_;
-}
-
-Result<GitOutput> run_git(const std::vector<std::string>& args, const fs::path& cwd) {
-  core::Environment env = core::current_environment();
-  // A hook or another git process may have exported these; they would redirect every command.
-  for (const char* name : {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                           "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX",
-                           "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES"}) {
-    env.erase(name);
-  }
-  env["GIT_TERMINAL_PROMPT"] = "0";
-  env["GIT_PAGER"] = "cat";
-  env["LC_ALL"] = "C";
-  std::vector<std::string> argv{"git"};
-  if (t_git_user) {
-    if (subreaper_program().empty())
-      return fail(ErrorCode::io_error,
-                  "jobs.user '{}': git cannot be run as that user without kiln-subreaper beside "
-                  "kiln",
-                  t_git_user->name);
-    // HOME's .gitconfig (the engine writes it) lets the user's git read kiln's repository.
-    argv = {subreaper_program().string(), "--as", t_git_user->to_argument(), "--", "git"};
-    if (!t_git_home.empty()) {
-      env["HOME"] = t_git_home;
-      env["GIT_CONFIG_GLOBAL"] = t_git_home + "/.gitconfig";  // whatever kiln's own says
-    }
-  }
-  argv.insert(argv.end(), args.begin(), args.end());
-  KILN_TRY(auto output, core::run_command(argv, cwd, env));
-  GitOutput result;
-  result.exit_code = output.status.signal == 0 ? output.status.exit_code : 128;
-  result.out = std::move(output.out);
-  result.err = std::move(output.err);
-  return result;
+GitAsUser::GitAsUser(const core::RunAs* user, std::string home) {
+  if (!user) return;
+  std::vector<std::string> prefix;
+  // Without the holder binary git cannot be switched: run_git then fails instead of running as
+  // kiln's user (a missing program is a spawn failure).
+  prefix = {subreaper_program().empty() ? std::string("/nonexistent/kiln-subreaper")
+                                        : subreaper_program().string(),
+            "--as", user->to_argument(), "--"};
+  wrapper_.emplace(std::move(prefix), std::move(home));
 }
 
 }  // namespace kiln::exec

@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kiln/core/git.h"
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
 #include "kiln/exec/actions.h"
@@ -76,34 +78,18 @@ Result<std::uint64_t> copy_one_file(const std::filesystem::path& from,
 std::uint64_t stable_hash(std::string_view text);
 std::string stable_hash_hex(std::string_view text);
 
-// The output of a git command run to completion.
-struct GitOutput {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  bool ok() const { return exit_code == 0; }
-  // The last non-empty line of stderr (git's reason), for one-line error messages.
-  std::string reason() const;
-};
+// git for the actions (checkout, the actions mirror): core/git.h.
+using core::GitOutput;
+using core::run_git;
 
-// Runs `git ARGS...` in `cwd` with an environment fit for scripted use: no prompts, no pager,
-// C locale, and none of the GIT_DIR-style variables of a calling hook. Spawn failures and
-// timeouts are errors; a non-zero exit is reported in GitOutput.
-Result<GitOutput> run_git(const std::vector<std::string>& args, const std::filesystem::path& cwd);
-
-// While one lives, run_git on this thread runs git as `user` (jobs.user) with HOME `home`:
-// kiln, as root, must not run git in a work tree the job's user controls (its .git/config can
-// name commands), so the checkout's git is the user's own (through kiln-subreaper --as).
+// While one lives, run_git on this thread runs git as `user` (jobs.user) with HOME `home`,
+// through kiln-subreaper --as (core::GitWrapper says why). Null `user`: nothing changes.
 class GitAsUser {
  public:
   GitAsUser(const core::RunAs* user, std::string home);
-  ~GitAsUser();
-  GitAsUser(const GitAsUser&) = delete;
-  GitAsUser& operator=(const GitAsUser&) = delete;
 
  private:
-  const core::RunAs* previous_user_;
-  std::string previous_home_;
+  std::optional<core::GitWrapper> wrapper_;
 };
 
 }  // namespace kiln::exec

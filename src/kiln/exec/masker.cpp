@@ -136,7 +136,7 @@ bool Masker::add_one(std::string_view value, std::size_t min_length) {
 }
 
 void Masker::add(std::string_view secret) {
-  std::unique_lock lock(mutex_);
+  WriterLock lock(mutex_);
   add_with_encodings(secret);
   if (secret.find('\n') == std::string_view::npos) return;
   std::size_t start = 0;
@@ -191,7 +191,7 @@ std::size_t Masker::hold_back(std::string_view text) const {
 }
 
 std::string Masker::mask(std::string_view text) const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   if (values_.empty() || text.empty()) return std::string(text);
   auto matched = ranges(text);
   if (matched.empty()) return std::string(text);
@@ -208,7 +208,7 @@ std::string Masker::mask(std::string_view text) const {
 }
 
 std::string Masker::mask_piece(Line& line, std::string_view piece, bool last) const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   std::string text = std::move(line.pending_);
   text.append(piece);
   const std::size_t continued = line.masked_;
@@ -237,7 +237,7 @@ std::string Masker::mask_piece(Line& line, std::string_view piece, bool last) co
 }
 
 std::size_t Masker::size() const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   return registered_;
 }
 

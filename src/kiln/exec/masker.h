@@ -21,11 +21,12 @@
 //    are left out: they would mask unrelated text.
 
 #include <cstddef>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "kiln/core/thread_annotations.h"
 
 namespace kiln::exec {
 
@@ -39,10 +40,10 @@ class Masker {
   Masker& operator=(const Masker&) = delete;
 
   // Registers a secret (see above for what is masked).
-  void add(std::string_view secret);
+  void add(std::string_view secret) EXCLUDES(mutex_);
 
   // `text` with every registered value replaced by "***".
-  std::string mask(std::string_view text) const;
+  std::string mask(std::string_view text) const EXCLUDES(mutex_);
 
   // A long line that arrives in pieces (core::LineCallback's partial pieces), for mask_piece().
   class Line {
@@ -56,29 +57,28 @@ class Masker {
   // a secret is held back for the next piece; a masked range that the cut goes through is
   // written as "***" once and stays masked into the next piece. last=true: the line's end, all
   // that is left is returned and `line` is empty again.
-  std::string mask_piece(Line& line, std::string_view piece, bool last) const;
+  std::string mask_piece(Line& line, std::string_view piece, bool last) const EXCLUDES(mutex_);
 
   // How many distinct values were registered (their encoded forms not counted).
-  std::size_t size() const;
+  std::size_t size() const EXCLUDES(mutex_);
 
  private:
   using Range = std::pair<std::size_t, std::size_t>;  // [begin, end) of a match in a text
-  // Each requires mutex_ held exclusively.
-  void add_with_encodings(std::string_view value);
-  bool add_one(std::string_view value, std::size_t min_length);  // true when new
+  void add_with_encodings(std::string_view value) REQUIRES(mutex_);
+  bool add_one(std::string_view value, std::size_t min_length) REQUIRES(mutex_);  // true when new
   // The union of the matched ranges in `text`, each maximal range once, in order; the first
-  // `masked` bytes count as matched. Requires mutex_ held.
-  std::vector<Range> ranges(std::string_view text, std::size_t masked = 0) const;
-  // How many bytes at the end of `text` could begin a secret. Requires mutex_ held.
-  std::size_t hold_back(std::string_view text) const;
-
-  std::size_t registered_ = 0;
+  // `masked` bytes count as matched.
+  std::vector<Range> ranges(std::string_view text, std::size_t masked = 0) const
+      REQUIRES_SHARED(mutex_);
+  // How many bytes at the end of `text` could begin a secret.
+  std::size_t hold_back(std::string_view text) const REQUIRES_SHARED(mutex_);
 
   std::size_t min_length_;
-  mutable std::shared_mutex mutex_;
-  std::vector<std::string> values_;  // distinct, longest first
+  mutable SharedMutex mutex_;
+  std::size_t registered_ GUARDED_BY(mutex_) = 0;
+  std::vector<std::string> values_ GUARDED_BY(mutex_);  // distinct, longest first
   // values_ indexes by first byte, so mask() looks only at values that can start at a position.
-  std::vector<std::size_t> by_first_byte_[256];
+  std::vector<std::size_t> by_first_byte_[256] GUARDED_BY(mutex_);
 };
 
 }  // namespace kiln::exec

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "kiln/core/text.h"
+
 namespace kiln::exec {
 namespace {
 
@@ -12,12 +14,7 @@ constexpr std::array<std::string_view, 15> k_known = {
     "endgroup",   "echo",       "stop-commands", "set-env",     "add-path",
 };
 
-std::string_view trim(std::string_view text) {
-  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!text.empty() && space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && space(text.back())) text.remove_suffix(1);
-  return text;
-}
+using core::trim;
 
 using Mapping = std::pair<std::string_view, char>;
 constexpr std::array<Mapping, 3> k_data_escapes = {{{"%25", '%'}, {"%0D", '\r'}, {"%0A", '\n'}}};

@@ -8,16 +8,14 @@
 #include <sstream>
 #include <tuple>
 
+#include "kiln/core/text.h"
+
 namespace kiln::gpu {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using core::trim;
 
 std::optional<std::uint64_t> parse_uint(std::string_view s) {
   std::uint64_t value = 0;

@@ -10,12 +10,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
+
+#include "kiln/server/reply.h"
 
 namespace kiln::server {
 namespace {
@@ -71,11 +72,6 @@ std::string reason_of(int status) {
     default:
       return "error";
   }
-}
-
-void reply_error(Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
 }
 
 // After a refusal: lets a client still sending read its answer (closing with unread data
@@ -315,7 +311,7 @@ void install_guards(httplib::Server& http, const HttpLimits& limits) {
   }));
   http.set_exception_handler([](const Request& req, Response& res, std::exception_ptr error) {
     try {
-      std::rethrow_exception(error);
+      std::rethrow_exception(std::move(error));
     } catch (const std::exception& e) {
       spdlog::error("{} {}: {}", req.method, req.path, e.what());
     } catch (...) {
@@ -385,7 +381,7 @@ bool read_limited(const Request& req, Response& res, const httplib::ContentReade
 }  // namespace
 
 bool ClientSlots::take(const std::string& address) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   int& open = open_[address];
   if (open >= per_client_) return false;
   ++open;
@@ -393,7 +389,7 @@ bool ClientSlots::take(const std::string& address) {
 }
 
 void ClientSlots::give_back(const std::string& address) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (auto it = open_.find(address); it != open_.end() && --it->second <= 0) open_.erase(it);
 }
 
@@ -508,13 +504,6 @@ void post_streaming(httplib::Server& http, const std::string& pattern, std::size
   });
 }
 
-std::int64_t path_id(const Request& req) {
-  const std::string text = req.matches[1].str();
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && end == text.data() + text.size() ? value : 0;
-}
-
 SpooledBody::~SpooledBody() {
   if (file_) std::fclose(file_);
 }
@@ -524,7 +513,8 @@ bool SpooledBody::append(const char* data, std::size_t n) {
   const std::size_t to_memory = std::min(n, in_memory_ - std::min(in_memory_, head_.size()));
   head_.append(data, to_memory);
   if (to_memory == n) return true;
-  if (!file_ && !(file_ = std::tmpfile())) return false;
+  if (!file_) file_ = std::tmpfile();
+  if (!file_) return false;
   return std::fwrite(data + to_memory, 1, n - to_memory, file_) == n - to_memory;
 }
 

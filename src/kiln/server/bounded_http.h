@@ -20,9 +20,10 @@
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
+
+#include "kiln/core/thread_annotations.h"
 
 namespace kiln::server {
 
@@ -42,13 +43,13 @@ struct HttpLimits {
 class ClientSlots {
  public:
   explicit ClientSlots(int per_client) : per_client_(per_client) {}
-  bool take(const std::string& address);
-  void give_back(const std::string& address);
+  bool take(const std::string& address) EXCLUDES(mutex_);
+  void give_back(const std::string& address) EXCLUDES(mutex_);
 
  private:
   int per_client_;
-  std::mutex mutex_;
-  std::map<std::string, int> open_;
+  Mutex mutex_;
+  std::map<std::string, int> open_ GUARDED_BY(mutex_);
 };
 
 // The connection loop both servers share: `process` is httplib's process_request.
@@ -117,10 +118,6 @@ class SpooledBody {
   std::FILE* file_ = nullptr;
   std::size_t size_ = 0;
 };
-
-// The number of a route's first group ("/api/runs/(\\d+)"); 0, which names no record, when it
-// does not fit in 64 bits (an id fuzzed to 30 digits is a 404, not an exception).
-std::int64_t path_id(const httplib::Request& req);
 
 // Answers every POST/PUT/PATCH/DELETE that no route above took with 404, without reading its
 // body. Register it after the last route.

@@ -4,17 +4,13 @@
 
 #include "kiln/report/report.h"
 #include "kiln/server/query.h"
+#include "kiln/server/reply.h"
 #include "kiln/store/store.h"
 
 namespace kiln::server {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-void reply_error(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content(json{{"error", message}}.dump(), "application/json");
-}
 
 const EmbeddedFile* find_file(std::string_view path) {
   for (const auto& file : dashboard_files())
@@ -77,20 +73,16 @@ void register_dashboard_routes(httplib::Server& http, store::Store& store) {
   // run page's tests and benchmark trends. Readable without a token, as runs are.
   http.Get(R"(/api/runs/(\d+)/report)",
            [&store](const httplib::Request& req, httplib::Response& res) {
-             auto id = parse_id(req.matches[1].str());
-             if (!id) return reply_error(res, 404, "no such run");
+             const auto id = path_id(req, res, "run");
+             if (!id) return;
              report::ReportOptions options;
              std::int64_t slowest = options.slowest;
              if (auto read = read_integers(req.params, {{"slowest", &slowest, 0, 10000}}); !read)
                return reply_error(res, 400, read.error().message);
              options.slowest = static_cast<int>(slowest);
              auto document = report::build_run_report(store, *id, options);
-             if (!document)
-               return reply_error(res, document.error().code == ErrorCode::not_found ? 404 : 500,
-                                  document.error().message);
-             res.status = 200;
-             res.set_content(document->dump(-1, ' ', false, json::error_handler_t::replace),
-                             "application/json");
+             if (!document) return reply_error(res, document.error());
+             reply(res, 200, *document);
            });
 }
 

@@ -33,12 +33,12 @@ std::string delivery_result(const httplib::Response& res) {
 void DeliveryCounters::observe(const httplib::Request& req, const httplib::Response& res) {
   if (req.path != "/webhooks/github") return;
   const std::string result = delivery_result(res);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++counts_[result];
 }
 
 std::map<std::string, std::int64_t> DeliveryCounters::snapshot() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return counts_;
 }
 

@@ -5,7 +5,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
-#include "kiln/core/subprocess.h"
+#include "kiln/core/git.h"
 #include "kiln/server/webhook.h"
 
 namespace kiln::server {
@@ -17,14 +17,10 @@ constexpr auto k_ls_remote_timeout = std::chrono::minutes(2);
 
 Result<std::map<std::string, std::string>> ls_remote(const std::string& remote,
                                                      const std::vector<std::string>& refs) {
-  std::vector<std::string> argv = {"git", "ls-remote", "--", remote};
-  argv.insert(argv.end(), refs.begin(), refs.end());
-  KILN_TRY(auto out, core::run_command(argv, {}, std::nullopt, k_ls_remote_timeout));
-  if (!out.ok()) {
-    std::string err = out.err;
-    while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
-    return fail(ErrorCode::io_error, "git ls-remote {}: {}", remote, err);
-  }
+  std::vector<std::string> args = {"ls-remote", "--", remote};
+  args.insert(args.end(), refs.begin(), refs.end());
+  KILN_TRY(auto out, core::run_git(args, {}, k_ls_remote_timeout));
+  if (!out.ok()) return fail(ErrorCode::io_error, "git ls-remote {}: {}", remote, out.reason());
   std::map<std::string, std::string> found;
   std::istringstream lines(out.out);
   for (std::string line; std::getline(lines, line);) {
@@ -58,7 +54,7 @@ void Poller::start() {
 
 void Poller::stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -68,7 +64,7 @@ void Poller::stop() {
 void Poller::loop() {
   using Clock = std::chrono::steady_clock;
   std::vector<Clock::time_point> due(serve_.repositories.size(), Clock::now());
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
     auto next = Clock::time_point::max();
     for (std::size_t i = 0; i < serve_.repositories.size(); ++i) {
@@ -84,12 +80,13 @@ void Poller::loop() {
       }
       next = std::min(next, due[i]);
     }
-    wake_.wait_until(lock, next, [&] { return stopping_; });
+    wake_.wait_until(lock.native(), next, [&]() REQUIRES(mutex_) { return stopping_; });
   }
 }
 
 Result<std::vector<std::int64_t>> Poller::poll_once(const config::ServeRepository& repository) {
   std::vector<std::string> refs;
+  refs.reserve(repository.poll_branches.size());
   for (const auto& branch : repository.poll_branches) refs.push_back("refs/heads/" + branch);
   KILN_TRY(auto heads, ls_remote(repository.clone_url, refs));
   std::vector<std::int64_t> created_ids;

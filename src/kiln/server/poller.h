@@ -18,13 +18,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "kiln/config/host_config.h"
 #include "kiln/core/result.h"
+#include "kiln/core/thread_annotations.h"
 #include "kiln/store/store.h"
 
 namespace kiln::server {
@@ -46,23 +46,23 @@ class Poller {
   ~Poller();  // stop()
 
   // Starts the polling thread when a repository has `poll:`; the first round runs at once.
-  void start();
+  void start() EXCLUDES(mutex_);
   // Stops the thread (a round in progress finishes first).
-  void stop();
+  void stop() EXCLUDES(mutex_);
 
   // One look at one repository: records first sights, creates a trigger per new commit of a
   // watched branch (handed to `enqueue`) and returns the new triggers' ids.
   Result<std::vector<std::int64_t>> poll_once(const config::ServeRepository& repository);
 
  private:
-  void loop();
+  void loop() EXCLUDES(mutex_);
 
   const config::ServeConfig& serve_;
   store::Store& store_;
   std::function<void(std::int64_t)> enqueue_;
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

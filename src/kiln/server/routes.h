@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "kiln/core/thread_annotations.h"
 #include "kiln/server/run_queue.h"
 #include "kiln/server/server.h"
 #include "kiln/store/store.h"
@@ -22,12 +22,12 @@ namespace kiln::server {
 // ones the HTTP layer gives itself, such as 413 for a body over the limit). Thread-safe.
 class DeliveryCounters {
  public:
-  void observe(const httplib::Request& req, const httplib::Response& res);
-  std::map<std::string, std::int64_t> snapshot() const;
+  void observe(const httplib::Request& req, const httplib::Response& res) EXCLUDES(mutex_);
+  std::map<std::string, std::int64_t> snapshot() const EXCLUDES(mutex_);
 
  private:
-  mutable std::mutex mutex_;
-  std::map<std::string, std::int64_t> counts_;
+  mutable Mutex mutex_;
+  std::map<std::string, std::int64_t> counts_ GUARDED_BY(mutex_);
 };
 
 // What the routes share with the service.

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include "kiln/core/git.h"
 #include "kiln/core/subprocess.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/server/recovery.h"
@@ -22,14 +23,9 @@ using store::TriggerStatus;
 // serve.on_restart: requeue gives up on a trigger with this many interrupted runs.
 constexpr int k_max_interrupted_runs = 3;
 
-Result<std::string> git(const fs::path& cwd, std::vector<std::string> args) {
-  args.insert(args.begin(), "git");
-  KILN_TRY(auto out, core::run_command(args, cwd));
-  if (!out.ok()) {
-    std::string err = out.err;
-    while (!err.empty() && err.back() == '\n') err.pop_back();
-    return fail(ErrorCode::io_error, "{}: {}", fmt::join(args, " "), err);
-  }
+Result<std::string> git(const fs::path& cwd, const std::vector<std::string>& args) {
+  KILN_TRY(auto out, core::run_git(args, cwd));
+  if (!out.ok()) return fail(ErrorCode::io_error, "git {}: {}", fmt::join(args, " "), out.reason());
   return out.out;
 }
 
@@ -40,6 +36,9 @@ class ServeObserver final : public engine::RunObserver {
   ServeObserver(store::Store& store, Trigger trigger, const config::ServeRepository& repository,
                 std::string trigger_url, std::function<void(std::int64_t)> on_run)
       : store_(store),
+        trigger_id_(trigger.id),
+        repository_(trigger.repository),
+        sha_(trigger.sha),
         trigger_(std::move(trigger)),
         trigger_url_(std::move(trigger_url)),
         on_run_(std::move(on_run)) {
@@ -47,12 +46,12 @@ class ServeObserver final : public engine::RunObserver {
       client_.emplace(repository.statuses_api_url, repository.statuses_token);
   }
 
-  void run_started(const std::string&, std::int64_t run_id) override {
-    std::lock_guard lock(mutex_);
+  void run_started(const std::string&, std::int64_t run_id) EXCLUDES(mutex_) override {
+    MutexLock lock(mutex_);
     if (!trigger_.run_ids.is_array()) trigger_.run_ids = nlohmann::json::array();
     trigger_.run_ids.push_back(run_id);
     if (auto updated = store_.update_trigger(trigger_); !updated)
-      spdlog::warn("trigger {}: {}", trigger_.id, updated.error().message);
+      spdlog::warn("trigger {}: {}", trigger_id_, updated.error().message);
     on_run_(run_id);
   }
   void job_started(const std::string& job_key) override { post(job_key, "pending", "running"); }
@@ -66,10 +65,10 @@ class ServeObserver final : public engine::RunObserver {
   }
   void progress(int, int, const std::vector<std::string>&) override {}
   void warning(const std::string& text) override {
-    spdlog::warn("trigger {}: {}", trigger_.id, text);
+    spdlog::warn("trigger {}: {}", trigger_id_, text);
   }
-  nlohmann::json run_ids() {
-    std::lock_guard lock(mutex_);
+  nlohmann::json run_ids() EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return trigger_.run_ids;
   }
 
@@ -77,13 +76,16 @@ class ServeObserver final : public engine::RunObserver {
   void post(const std::string& job_key, const char* state, const std::string& description) {
     if (!client_) return;
     CommitStatus status{state, "kiln / " + job_key, description, trigger_url_};
-    if (auto posted = client_->post(trigger_.repository, trigger_.sha, status); !posted)
-      spdlog::warn("trigger {}: {}", trigger_.id, posted.error().message);
+    if (auto posted = client_->post(repository_, sha_, status); !posted)
+      spdlog::warn("trigger {}: {}", trigger_id_, posted.error().message);
   }
 
-  std::mutex mutex_;
+  Mutex mutex_;
   store::Store& store_;
-  Trigger trigger_;
+  const std::int64_t trigger_id_;
+  const std::string repository_;
+  const std::string sha_;
+  Trigger trigger_ GUARDED_BY(mutex_);  // its run_ids grow as runs start
   std::string trigger_url_;
   std::function<void(std::int64_t)> on_run_;
   std::optional<StatusClient> client_;
@@ -101,7 +103,7 @@ RunQueue::RunQueue(QueueSettings settings, store::Store& store)
 
 RunQueue::~RunQueue() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
     taking_ = false;
   }
@@ -143,7 +145,7 @@ Status RunQueue::start() {
   reclaim_dead_owners(settings_.base, !left_running.empty(), settings_.base.container_engine);
   KILN_TRY(auto queued, store_.list_triggers(TriggerStatus::queued, 0));
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (auto it = queued.rbegin(); it != queued.rend(); ++it) queue_.push_back(it->id);
   }
   for (int i = 0; i < settings_.serve.max_concurrent_runs; ++i)
@@ -153,7 +155,7 @@ Status RunQueue::start() {
 
 void RunQueue::enqueue(std::int64_t trigger_id) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     queue_.push_back(trigger_id);
   }
   changed_.notify_one();
@@ -174,7 +176,7 @@ Status RunQueue::approve(std::int64_t trigger_id, const std::string& who) {
 
 Status RunQueue::cancel_trigger(std::int64_t trigger_id) {
   KILN_TRY(auto trigger, store_.get_trigger(trigger_id));
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (auto it = active_.find(trigger_id); it != active_.end()) {
     it->second.cancel->store(true);
     return {};
@@ -190,7 +192,7 @@ Status RunQueue::cancel_trigger(std::int64_t trigger_id) {
 }
 
 bool RunQueue::cancel_run(std::int64_t run_id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (auto& [id, active] : active_) {
     if (active.run_ids.contains(run_id)) {
       active.cancel->store(true);
@@ -202,29 +204,30 @@ bool RunQueue::cancel_run(std::int64_t run_id) {
 
 void RunQueue::stop_taking() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     taking_ = false;
   }
   changed_.notify_all();
 }
 
 bool RunQueue::wait_idle(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock lock(mutex_);
-  return changed_.wait_until(lock, deadline, [&] { return active_.empty(); });
+  MutexLock lock(mutex_);
+  return changed_.wait_until(lock.native(), deadline,
+                             [&]() REQUIRES(mutex_) { return active_.empty(); });
 }
 
 void RunQueue::cancel_all() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (auto& [id, active] : active_) active.cancel->store(true);
 }
 
 int RunQueue::running() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return static_cast<int>(active_.size());
 }
 
 int RunQueue::running_runs() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::size_t runs = 0;
   for (const auto& [id, active] : active_) runs += active.run_ids.size();
   return static_cast<int>(runs);
@@ -234,8 +237,9 @@ void RunQueue::work() {
   while (true) {
     std::int64_t trigger_id = 0;
     {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stopping_ || !taking_ || !queue_.empty(); });
+      MutexLock lock(mutex_);
+      changed_.wait(lock.native(),
+                    [&]() REQUIRES(mutex_) { return stopping_ || !taking_ || !queue_.empty(); });
       if (!taking_ || stopping_) return;
       trigger_id = queue_.front();
       queue_.pop_front();
@@ -244,7 +248,7 @@ void RunQueue::work() {
     }
     execute(trigger_id);
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       active_.erase(trigger_id);
     }
     changed_.notify_all();
@@ -256,7 +260,7 @@ Result<fs::path> RunQueue::prepare_checkout(const Trigger& trigger,
   // repos/OWNER/NAME.git: the name the engine derives from the checkout's origin is OWNER/NAME.
   const fs::path bare = settings_.work_dir / "repos" / (repository.name + ".git");
   const fs::path checkout = settings_.work_dir / "checkouts" / std::to_string(trigger.id);
-  std::lock_guard lock(git_mutex_);
+  MutexLock lock(git_mutex_);
   std::error_code ec;
   if (!fs::exists(bare / "HEAD", ec)) {
     fs::create_directories(bare, ec);
@@ -338,13 +342,13 @@ void RunQueue::execute(std::int64_t trigger_id) {
           ? exec::new_job_token()
           : fmt::format("{}-t{}", settings_.base.job_token_prefix, trigger.id);
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     options.cancel = active_[trigger.id].cancel;
   }
   const std::string trigger_url =
       fmt::format("{}/api/triggers/{}", settings_.public_url, trigger.id);
   ServeObserver observer(store_, trigger, *repository, trigger_url, [&](std::int64_t run_id) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     active_[trigger.id].run_ids.insert(run_id);
   });
   auto report = engine::run(options, store_, observer);

@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +19,7 @@
 
 #include "kiln/config/host_config.h"
 #include "kiln/core/result.h"
+#include "kiln/core/thread_annotations.h"
 #include "kiln/engine/engine.h"
 #include "kiln/engine/schedule/concurrency_registry.h"
 #include "kiln/store/store.h"
@@ -49,45 +49,46 @@ class RunQueue {
   // old runs stay `interrupted` (Store::mark_interrupted).
   Status start();
   // Queues a trigger already stored with status queued.
-  void enqueue(std::int64_t trigger_id);
+  void enqueue(std::int64_t trigger_id) EXCLUDES(mutex_);
   // waiting_approval -> queued. not_found for an unknown trigger; invalid_input when it is not
   // waiting.
   Status approve(std::int64_t trigger_id, const std::string& who);
   // Cancels a trigger: one not started yet never runs, a running one's runs are cancelled.
-  Status cancel_trigger(std::int64_t trigger_id);
+  Status cancel_trigger(std::int64_t trigger_id) EXCLUDES(mutex_);
   // Cancels the run (engine run id) if a worker of this server runs it; false otherwise.
-  bool cancel_run(std::int64_t run_id);
+  bool cancel_run(std::int64_t run_id) EXCLUDES(mutex_);
   // Stops taking new triggers (queued ones stay queued in the store for the next start).
-  void stop_taking();
+  void stop_taking() EXCLUDES(mutex_);
   // Waits until no trigger runs or the deadline passes; true when none runs.
-  bool wait_idle(std::chrono::steady_clock::time_point deadline);
+  bool wait_idle(std::chrono::steady_clock::time_point deadline) EXCLUDES(mutex_);
   // Cancels every running run (per-run cancel flags).
-  void cancel_all();
-  int running() const;
+  void cancel_all() EXCLUDES(mutex_);
+  int running() const EXCLUDES(mutex_);
   // How many runs (engine runs, of all running triggers) this server executes now.
-  int running_runs() const;
+  int running_runs() const EXCLUDES(mutex_);
 
  private:
   struct Active {
     std::shared_ptr<std::atomic<bool>> cancel;
     std::set<std::int64_t> run_ids;
   };
-  void work();
-  void execute(std::int64_t trigger_id);
+  void work() EXCLUDES(mutex_);
+  void execute(std::int64_t trigger_id) EXCLUDES(mutex_);
   Result<std::filesystem::path> prepare_checkout(const store::Trigger& trigger,
-                                                 const config::ServeRepository& repository);
+                                                 const config::ServeRepository& repository)
+      EXCLUDES(git_mutex_);
 
   QueueSettings settings_;
   store::Store& store_;
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::int64_t> queue_;
-  std::set<std::int64_t> cancelled_before_start_;
-  std::map<std::int64_t, Active> active_;  // by trigger id
-  bool taking_ = true;
-  bool stopping_ = false;
-  std::vector<std::thread> workers_;
-  std::mutex git_mutex_;  // one fetch at a time into the server-side clones
+  std::deque<std::int64_t> queue_ GUARDED_BY(mutex_);
+  std::set<std::int64_t> cancelled_before_start_ GUARDED_BY(mutex_);
+  std::map<std::int64_t, Active> active_ GUARDED_BY(mutex_);  // by trigger id
+  bool taking_ GUARDED_BY(mutex_) = true;
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  std::vector<std::thread> workers_;  // start() and the destructor only
+  Mutex git_mutex_;                   // one fetch at a time into the server-side clones
 };
 
 }  // namespace kiln::server

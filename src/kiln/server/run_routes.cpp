@@ -10,6 +10,7 @@
 
 #include "kiln/server/bounded_http.h"
 #include "kiln/server/query.h"
+#include "kiln/server/reply.h"
 #include "kiln/server/routes.h"
 #include "kiln/server/zip_archive.h"
 
@@ -21,14 +22,6 @@ using json = nlohmann::ordered_json;
 using httplib::Request;
 using httplib::Response;
 
-void reply(Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-void reply_error(Response& res, int status, const std::string& message) {
-  reply(res, status, {{"error", message}});
-}
-int http_status(const Error& error) { return error.code == ErrorCode::not_found ? 404 : 500; }
 constexpr std::size_t k_max_rerun_body = 64 * 1024;
 
 // The trigger whose runs include `run_id`: a re-run repeats its event.
@@ -46,7 +39,9 @@ std::optional<store::Trigger> trigger_of(store::Store& store, std::int64_t run_i
 // and payload that runs only the run's workflow, as its next attempt.
 void rerun(RouteContext& context, const Request& req, Response& res) {
   if (context.draining) return reply_error(res, 503, "the server is shutting down");
-  const auto run_id = path_id(req);
+  const auto id = path_id(req, res, "run");
+  if (!id) return;
+  const std::int64_t run_id = *id;
   bool failed_only = false;
   if (!req.body.empty()) {
     auto body = nlohmann::json::parse(req.body, nullptr, false);
@@ -55,7 +50,7 @@ void rerun(RouteContext& context, const Request& req, Response& res) {
     failed_only = body.value("failed_only", false);
   }
   auto run = context.store.get_run(run_id);
-  if (!run) return reply_error(res, http_status(run.error()), run.error().message);
+  if (!run) return reply_error(res, run.error());
   if (!store::is_terminal(run->status))
     return reply_error(
         res, 409,
@@ -101,9 +96,10 @@ json artifact_json(std::int64_t run_id, const store::Artifact& artifact) {
 
 void list_artifacts(RouteContext& context, const Request& req, Response& res) {
   if (!context.authorized(req, res)) return;
-  const auto run_id = path_id(req);
-  if (auto run = context.store.get_run(run_id); !run)
-    return reply_error(res, http_status(run.error()), run.error().message);
+  const auto id = path_id(req, res, "run");
+  if (!id) return;
+  const std::int64_t run_id = *id;
+  if (auto run = context.store.get_run(run_id); !run) return reply_error(res, run.error());
   auto artifacts = context.store.list_artifacts(run_id);
   if (!artifacts) return reply_error(res, 500, artifacts.error().message);
   json out = json::array();
@@ -115,10 +111,12 @@ void list_artifacts(RouteContext& context, const Request& req, Response& res) {
 // a temporary file and streamed from it, so a large artifact is not held in memory.
 void download_artifact(RouteContext& context, const Request& req, Response& res) {
   if (!context.authorized(req, res)) return;
-  const auto run_id = path_id(req);
+  const auto id = path_id(req, res, "run");
+  if (!id) return;
+  const std::int64_t run_id = *id;
   const std::string name = req.matches[2].str();
   auto artifact = context.store.find_artifact(run_id, name);
-  if (!artifact) return reply_error(res, http_status(artifact.error()), artifact.error().message);
+  if (!artifact) return reply_error(res, artifact.error());
   std::error_code ec;
   if (!fs::is_directory(artifact->path, ec))
     return reply_error(res, 410, fmt::format("the files of artifact {} are gone", name));

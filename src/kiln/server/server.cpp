@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include "kiln/core/git.h"
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/server/api_json.h"
@@ -21,6 +22,7 @@
 #include "kiln/server/listen.h"
 #include "kiln/server/poller.h"
 #include "kiln/server/query.h"
+#include "kiln/server/reply.h"
 #include "kiln/server/routes.h"
 #include "kiln/server/run_queue.h"
 #include "kiln/server/schedule_clock.h"
@@ -51,24 +53,6 @@ constexpr std::size_t k_max_api_body = 64 * 1024;
 constexpr std::size_t k_http_threads = 128;
 // The most rows one API page may ask for (?limit=; 0 is all).
 constexpr std::int64_t k_max_limit = 1'000'000;
-
-void reply(Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-}
-void reply_error(Response& res, int status, const std::string& message) {
-  reply(res, status, {{"error", message}});
-}
-int http_status(const Error& error) {
-  switch (error.code) {
-    case ErrorCode::not_found:
-      return 404;
-    case ErrorCode::invalid_input:
-      return 409;
-    default:
-      return 500;
-  }
-}
 
 // KILN_TEST_CLOCK_START=2026-07-01T07:29:58Z (tests only): the schedule clock starts at that
 // UTC time and runs at the real pace, so a test sees a firing without waiting for one.
@@ -208,14 +192,18 @@ class Service {
       reply(res, 200, {{"runs", out}});
     });
     http_.Get(R"(/api/runs/(\d+))", [this](const Request& req, Response& res) {
-      auto detail = store_->get_run_detail(path_id(req));
-      if (!detail) return reply_error(res, http_status(detail.error()), detail.error().message);
+      const auto id = path_id(req, res, "run");
+      if (!id) return;
+      auto detail = store_->get_run_detail(*id);
+      if (!detail) return reply_error(res, detail.error());
       reply(res, 200, to_json(*detail));
     });
     http_.Get(R"(/api/runs/(\d+)/logs)", [this](const Request& req, Response& res) {
       if (!authorized(req, res)) return;
+      const auto id = path_id(req, res, "run");
+      if (!id) return;
       store::LogQuery query;
-      query.run_id = path_id(req);
+      query.run_id = *id;
       std::int64_t limit = 1000, job = 0;
       if (auto read = read_integers(
               req.params,
@@ -224,8 +212,7 @@ class Service {
         return reply_error(res, 400, read.error().message);
       query.limit = static_cast<int>(limit);
       if (req.has_param("job")) query.job_id = job;
-      if (auto run = store_->get_run(query.run_id); !run)
-        return reply_error(res, http_status(run.error()), run.error().message);
+      if (auto run = store_->get_run(query.run_id); !run) return reply_error(res, run.error());
       auto chunks = store_->read_logs(query);
       if (!chunks) return reply_error(res, 500, chunks.error().message);
       json lines = json::array();
@@ -243,14 +230,14 @@ class Service {
     };
     post_with_body(http_, R"(/api/runs/(\d+)/cancel)", k_max_api_body, token,
                    [this](const Request& req, Response& res) {
-                     const auto id = path_id(req);
-                     auto run = store_->get_run(id);
-                     if (!run)
-                       return reply_error(res, http_status(run.error()), run.error().message);
-                     if (!queue_.cancel_run(id))
+                     const auto id = path_id(req, res, "run");
+                     if (!id) return;
+                     auto run = store_->get_run(*id);
+                     if (!run) return reply_error(res, run.error());
+                     if (!queue_.cancel_run(*id))
                        return reply_error(res, 409,
-                                          fmt::format("run {} is not running on this server", id));
-                     reply(res, 202, {{"cancelling", id}});
+                                          fmt::format("run {} is not running on this server", *id));
+                     reply(res, 202, {{"cancelling", *id}});
                    });
     http_.Get("/api/triggers", [this](const Request& req, Response& res) {
       std::int64_t limit = 50;
@@ -263,26 +250,28 @@ class Service {
       reply(res, 200, {{"triggers", out}});
     });
     http_.Get(R"(/api/triggers/(\d+))", [this](const Request& req, Response& res) {
-      auto trigger = store_->get_trigger(path_id(req));
-      if (!trigger) return reply_error(res, http_status(trigger.error()), trigger.error().message);
+      const auto id = path_id(req, res, "trigger");
+      if (!id) return;
+      auto trigger = store_->get_trigger(*id);
+      if (!trigger) return reply_error(res, trigger.error());
       reply(res, 200, to_json(*trigger));
     });
     post_with_body(http_, R"(/api/triggers/(\d+)/approve)", k_max_api_body, token,
                    [this](const Request& req, Response& res) {
                      if (draining_) return reply_error(res, 503, "the server is shutting down");
-                     auto approved = queue_.approve(path_id(req), "the API");
-                     if (!approved)
-                       return reply_error(res, http_status(approved.error()),
-                                          approved.error().message);
-                     reply(res, 202, {{"approved", path_id(req)}});
+                     const auto id = path_id(req, res, "trigger");
+                     if (!id) return;
+                     auto approved = queue_.approve(*id, "the API");
+                     if (!approved) return reply_error(res, approved.error());
+                     reply(res, 202, {{"approved", *id}});
                    });
     post_with_body(http_, R"(/api/triggers/(\d+)/cancel)", k_max_api_body, token,
                    [this](const Request& req, Response& res) {
-                     auto cancelled = queue_.cancel_trigger(path_id(req));
-                     if (!cancelled)
-                       return reply_error(res, http_status(cancelled.error()),
-                                          cancelled.error().message);
-                     reply(res, 202, {{"cancelling", path_id(req)}});
+                     const auto id = path_id(req, res, "trigger");
+                     if (!id) return;
+                     auto cancelled = queue_.cancel_trigger(*id);
+                     if (!cancelled) return reply_error(res, cancelled.error());
+                     reply(res, 202, {{"cancelling", *id}});
                    });
     post_with_body(http_, "/api/triggers", k_max_api_body, token,
                    [this](const Request& req, Response& res) { trigger(req, res); });
@@ -381,7 +370,7 @@ class Service {
     if (!repository) return reply_error(res, 404, "the repository is not configured");
     std::string ref = body["ref"].get<std::string>();
     if (!ref.starts_with("refs/")) ref = "refs/heads/" + ref;
-    auto listed = core::run_command({"git", "ls-remote", repository->clone_url, ref});
+    auto listed = core::run_git({"ls-remote", "--", repository->clone_url, ref}, {});
     if (!listed || !listed->ok() || listed->out.size() < 40)
       return reply_error(res, 404, fmt::format("{} has no ref {}", repository->name, ref));
     const std::string sha = listed->out.substr(0, 40);
@@ -404,9 +393,10 @@ class Service {
   // produced) every 200 ms; ?after=SEQ resumes.
   void events(const Request& req, Response& res) {
     if (!authorized(req, res)) return;
-    const auto run_id = path_id(req);
-    if (auto run = store_->get_run(run_id); !run)
-      return reply_error(res, http_status(run.error()), run.error().message);
+    const auto id = path_id(req, res, "run");
+    if (!id) return;
+    const std::int64_t run_id = *id;
+    if (auto run = store_->get_run(run_id); !run) return reply_error(res, run.error());
     auto after = std::make_shared<std::int64_t>(0);
     if (auto read = read_integers(req.params, {{"after", after.get()}}); !read)
       return reply_error(res, 400, read.error().message);

@@ -3,7 +3,7 @@
 #include <httplib.h>
 
 #include "kiln/server/bounded_http.h"
-#include "kiln/server/query.h"
+#include "kiln/server/reply.h"
 
 namespace kiln::server {
 namespace {
@@ -41,18 +41,14 @@ Result<json> run_telemetry_json(store::Store& store, std::int64_t run_id) {
 }
 
 void register_telemetry_routes(httplib::Server& http, store::Store& store) {
-  http.Get(R"(/api/runs/(\d+)/telemetry)", [&store](const httplib::Request& req,
-                                                    httplib::Response& res) {
-    auto telemetry = run_telemetry_json(store, path_id(req));
-    if (!telemetry) {
-      res.status = telemetry.error().code == ErrorCode::not_found ? 404 : 500;
-      res.set_content(json{{"error", telemetry.error().message}}.dump(), "application/json");
-      return;
-    }
-    res.status = 200;
-    res.set_content(telemetry->dump(-1, ' ', false, json::error_handler_t::replace),
-                    "application/json");
-  });
+  http.Get(R"(/api/runs/(\d+)/telemetry)",
+           [&store](const httplib::Request& req, httplib::Response& res) {
+             const auto id = path_id(req, res, "run");
+             if (!id) return;
+             auto telemetry = run_telemetry_json(store, *id);
+             if (!telemetry) return reply_error(res, telemetry.error());
+             reply(res, 200, *telemetry);
+           });
 }
 
 }  // namespace kiln::server

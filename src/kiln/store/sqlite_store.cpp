@@ -57,7 +57,7 @@ Result<Run> SqliteStore::create_run(const Run& run) {
   Run stored = run;
   if (stored.created_at == 0) stored.created_at = now_ms();
   if (stored.owner.pid == 0) stored.owner = current_process();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, stored.repository)
@@ -91,7 +91,7 @@ Status SqliteStore::update_run(const Run& run) {
       "UPDATE runs SET repository = ?2, workflow_path = ?3, workflow_name = ?4, event = ?5, "
       "ref = ?6, sha = ?7, status = ?8, started_at = ?9, finished_at = ?10, owner_pid = ?11, "
       "owner_start_time = ?12, owner_host = ?13, extra = ?14 WHERE id = ?1";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, run.id)
@@ -116,7 +116,7 @@ Status SqliteStore::update_run(const Run& run) {
 Status SqliteStore::set_status(std::string_view sql, std::int64_t id, std::string_view status,
                                bool starts, bool ends, TimeMs at, std::string_view what) {
   if (at == 0) at = now_ms();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(sql));
   StatementUse use(*statement);
   use->bind(1, id).bind(2, status).bind(3, at).bind(4, starts ? 1 : 0).bind(5, ends ? 1 : 0);
@@ -147,7 +147,7 @@ Result<Run> SqliteStore::get_run_locked(std::int64_t run_id) {
 }
 
 Result<Run> SqliteStore::get_run(std::int64_t run_id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return get_run_locked(run_id);
 }
 
@@ -155,7 +155,7 @@ Result<std::vector<Run>> SqliteStore::list_runs(const RunQuery& query) {
   static constexpr std::string_view k_sql = "SELECT " KILN_SQL_RUN_COLUMNS
                                             " FROM runs WHERE (?1 = '' OR repository = ?1) "
                                             "AND (?2 = 0 OR id < ?2) ORDER BY id DESC LIMIT ?3";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, query.repository).bind(2, query.before_id).bind(3, sql_limit(query.limit));
@@ -167,7 +167,7 @@ Result<RunDetail> SqliteStore::get_run_detail(std::int64_t run_id) {
       "SELECT " KILN_SQL_STEP_COLUMNS
       " FROM steps WHERE job_id IN "
       "(SELECT id FROM jobs WHERE run_id = ?1) ORDER BY job_id, step_index";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   // One snapshot, so a run written by another process meanwhile is seen whole or not at all.
   KILN_TRY(auto snapshot, Transaction::begin(db_, Transaction::Mode::read));
   RunDetail detail;
@@ -199,7 +199,7 @@ Result<std::int64_t> SqliteStore::create_job(const Job& job) {
       "INSERT INTO jobs (run_id, key, workflow_job_id, name, status, conclusion, matrix, labels, "
       "outputs, started_at, finished_at, exit_code, message, extra) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, job.run_id)
@@ -233,7 +233,7 @@ Status SqliteStore::update_job(const Job& job) {
       "UPDATE jobs SET workflow_job_id = ?2, name = ?3, status = ?4, conclusion = ?5, "
       "matrix = ?6, labels = ?7, outputs = ?8, started_at = ?9, finished_at = ?10, "
       "exit_code = ?11, message = ?12, extra = ?13 WHERE id = ?1";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, job.id)
@@ -267,7 +267,7 @@ Status SqliteStore::set_job_status(std::int64_t job_id, JobStatus status, TimeMs
 Result<Job> SqliteStore::get_job(std::int64_t job_id) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_JOB_COLUMNS " FROM jobs WHERE id = ?1";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, job_id);
@@ -286,7 +286,7 @@ Result<std::vector<Job>> SqliteStore::list_jobs_locked(std::int64_t run_id) {
 }
 
 Result<std::vector<Job>> SqliteStore::list_jobs(std::int64_t run_id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto jobs, list_jobs_locked(run_id));
   if (jobs.empty()) KILN_TRY_VOID(require_row_locked(k_run_exists, run_id, "run"));
   return jobs;
@@ -298,7 +298,7 @@ Result<std::int64_t> SqliteStore::create_step(const Step& step) {
   static constexpr std::string_view k_sql =
       "INSERT INTO steps (job_id, step_index, name, status, outcome, conclusion, exit_code, "
       "started_at, finished_at, outputs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, step.job_id).bind(2, step.index).bind(3, step.name).bind(4, to_string(step.status));
@@ -325,7 +325,7 @@ Status SqliteStore::update_step(const Step& step) {
   static constexpr std::string_view k_sql =
       "UPDATE steps SET name = ?2, status = ?3, outcome = ?4, conclusion = ?5, exit_code = ?6, "
       "started_at = ?7, finished_at = ?8, outputs = ?9 WHERE id = ?1";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, step.id).bind(2, step.name).bind(3, to_string(step.status));
@@ -343,7 +343,7 @@ Status SqliteStore::update_step(const Step& step) {
 Result<std::vector<Step>> SqliteStore::list_steps(std::int64_t job_id) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_STEP_COLUMNS " FROM steps WHERE job_id = ?1 ORDER BY step_index";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<Step> steps;
   {
     KILN_TRY(auto* statement, cached(k_sql));

@@ -69,7 +69,7 @@ Result<std::vector<std::int64_t>> SqliteStore::add_benchmark_results(
       "testbed, commit_sha, time, run_id, job_id, source, format, value, samples, extra) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
   for (const auto& result : results) KILN_TRY_VOID(check(result));
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<std::int64_t> ids;
   if (results.empty()) return ids;
   KILN_TRY(auto transaction, sqlite::Transaction::begin(db_));
@@ -119,7 +119,7 @@ Result<std::vector<BenchmarkResult>> SqliteStore::list_benchmark_results(
   if (query.commit.find_first_not_of("0123456789abcdef") != std::string::npos)
     return fail(ErrorCode::invalid_input, "commit '{}': expected lowercase hex digits",
                 query.commit);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   sqlite::StatementUse use(*statement);
   use->bind(1, query.repository)

@@ -57,7 +57,7 @@ Result<std::vector<std::int64_t>> SqliteStore::add_gpu_samples(
       "mem_used_mib, mem_total_mib, temp_c, power_w, energy_mj, sm_clock_mhz, mem_clock_mhz, "
       "throttle, processes) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<std::int64_t> ids;
   if (samples.empty()) return ids;
   KILN_TRY(auto transaction, sqlite::Transaction::begin(db_));
@@ -93,7 +93,7 @@ Result<std::vector<GpuSampleRecord>> SqliteStore::list_gpu_samples(std::int64_t 
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_GPU_SAMPLE_COLUMNS
       " FROM gpu_samples WHERE job_id = ?1 ORDER BY gpu_index, time, id";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   sqlite::StatementUse use(*statement);
   use->bind(1, job_id);
@@ -102,7 +102,7 @@ Result<std::vector<GpuSampleRecord>> SqliteStore::list_gpu_samples(std::int64_t 
 
 Status SqliteStore::delete_gpu_samples(std::span<const std::int64_t> ids) {
   static constexpr std::string_view k_sql = "DELETE FROM gpu_samples WHERE id = ?1";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (ids.empty()) return {};
   KILN_TRY(auto transaction, sqlite::Transaction::begin(db_));
   for (auto id : ids) {

@@ -62,7 +62,7 @@ Result<bool> SqliteStore::acquire_gpu_leases(std::span<const GpuLease> leases) {
   static constexpr std::string_view k_insert =
       "INSERT INTO gpu_leases (host, " KILN_SQL_LEASE_COLUMNS
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto transaction, Transaction::begin(db_));
   KILN_TRY_VOID(reclaim_gpu_leases_locked());
   for (const auto& lease : leases) {
@@ -95,7 +95,7 @@ Result<bool> SqliteStore::acquire_gpu_leases(std::span<const GpuLease> leases) {
 Status SqliteStore::release_gpu_leases(std::string_view job_token) {
   static constexpr std::string_view k_sql =
       "DELETE FROM gpu_leases WHERE host = ?1 AND job_token = ?2";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_).bind(2, job_token);
@@ -105,7 +105,7 @@ Status SqliteStore::release_gpu_leases(std::string_view job_token) {
 Status SqliteStore::set_gpu_lease_holder(std::string_view job_token, std::string_view holder) {
   static constexpr std::string_view k_sql =
       "UPDATE gpu_leases SET holder = ?3 WHERE host = ?1 AND job_token = ?2";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_).bind(2, job_token).bind(3, holder);
@@ -113,7 +113,7 @@ Status SqliteStore::set_gpu_lease_holder(std::string_view job_token, std::string
 }
 
 Result<std::vector<GpuLease>> SqliteStore::reclaim_gpu_leases() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto transaction, Transaction::begin(db_));
   KILN_TRY(auto dead, reclaim_gpu_leases_locked());
   KILN_TRY_VOID(transaction.commit());
@@ -123,7 +123,7 @@ Result<std::vector<GpuLease>> SqliteStore::reclaim_gpu_leases() {
 Result<std::vector<GpuLease>> SqliteStore::list_gpu_leases() {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_LEASE_COLUMNS " FROM gpu_leases WHERE host = ?1 ORDER BY gpu_uuid";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_);
@@ -141,7 +141,7 @@ Status SqliteStore::quarantine_gpu(const GpuQuarantine& record) {
       "INSERT OR REPLACE INTO gpu_quarantine "
       "(host, gpu_uuid, reason, since, memory_limit_mib, manual_release) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_)
@@ -156,7 +156,7 @@ Status SqliteStore::quarantine_gpu(const GpuQuarantine& record) {
 Result<bool> SqliteStore::release_gpu_quarantine(std::string_view gpu_uuid) {
   static constexpr std::string_view k_sql =
       "DELETE FROM gpu_quarantine WHERE host = ?1 AND gpu_uuid = ?2";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_).bind(2, gpu_uuid);
@@ -169,7 +169,7 @@ Result<std::vector<GpuQuarantine>> SqliteStore::list_gpu_quarantine() {
       "SELECT gpu_uuid, reason, since, memory_limit_mib, manual_release FROM gpu_quarantine "
       "WHERE host = ?1 "
       "ORDER BY gpu_uuid";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_);

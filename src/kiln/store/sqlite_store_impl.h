@@ -4,11 +4,11 @@
 // crash recovery) and sqlite_store_benchmarks.cpp (benchmark results), sqlite_store_tests.cpp (test
 // results), sqlite_store_gpu_samples.cpp (GPU samples).
 
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "kiln/core/thread_annotations.h"
 #include "kiln/store/sqlite.h"
 #include "kiln/store/store.h"
 
@@ -82,22 +82,22 @@ class SqliteStore final : public Store {
 
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with
-  // static storage (the constants in this file): it is the cache key. Requires mutex_.
-  Result<sqlite::Statement*> cached(std::string_view sql);
-  // Every *_locked function requires mutex_.
-  Result<Run> get_run_locked(std::int64_t run_id);
-  Result<std::vector<Job>> list_jobs_locked(std::int64_t run_id);
-  Status require_row_locked(std::string_view sql, std::int64_t id, std::string_view what);
-  Result<std::int64_t> append_log_locked(const LogLine& line);
+  // static storage (the constants in this file): it is the cache key.
+  Result<sqlite::Statement*> cached(std::string_view sql) REQUIRES(mutex_);
+  Result<Run> get_run_locked(std::int64_t run_id) REQUIRES(mutex_);
+  Result<std::vector<Job>> list_jobs_locked(std::int64_t run_id) REQUIRES(mutex_);
+  Status require_row_locked(std::string_view sql, std::int64_t id, std::string_view what)
+      REQUIRES(mutex_);
+  Result<std::int64_t> append_log_locked(const LogLine& line) REQUIRES(mutex_);
   // The status update shared by runs and jobs: `sql` sets the status (?2) and stamps started_at
   // (when ?4) or finished_at (when ?5) once with ?3, for the row ?1.
-  Result<std::vector<GpuLease>> reclaim_gpu_leases_locked();
+  Result<std::vector<GpuLease>> reclaim_gpu_leases_locked() REQUIRES(mutex_);
   Status set_status(std::string_view sql, std::int64_t id, std::string_view status, bool starts,
-                    bool ends, TimeMs at, std::string_view what);
+                    bool ends, TimeMs at, std::string_view what) EXCLUDES(mutex_);
 
-  std::mutex mutex_;  // guards db_ and cache_: one connection serves every thread
-  sqlite::Database db_;
-  std::unordered_map<std::string_view, sqlite::Statement> cache_;
+  Mutex mutex_;  // one connection serves every thread
+  sqlite::Database db_ GUARDED_BY(mutex_);
+  std::unordered_map<std::string_view, sqlite::Statement> cache_ GUARDED_BY(mutex_);
   std::string host_;  // runs of other hosts are never judged by mark_interrupted
 };
 

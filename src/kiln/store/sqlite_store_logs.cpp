@@ -1,5 +1,6 @@
 // SqliteStore, continued: logs, artifacts and crash recovery (see sqlite_store_impl.h).
 
+#include <filesystem>
 #include <utility>
 
 #include "kiln/store/log_journal.h"
@@ -22,7 +23,6 @@ using rows::read_all;
 using rows::read_artifact;
 using rows::read_log_chunk;
 using rows::sql_limit;
-using sqlite::Statement;
 using sqlite::StatementUse;
 using sqlite::Transaction;
 
@@ -46,12 +46,12 @@ Result<std::int64_t> SqliteStore::append_log_locked(const LogLine& line) {
 }
 
 Result<std::int64_t> SqliteStore::append_log(const LogLine& line) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return append_log_locked(line);
 }
 
 Result<std::int64_t> SqliteStore::append_logs(std::span<const LogLine> lines) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (lines.empty()) return 0;
   KILN_TRY(auto transaction, Transaction::begin(db_));
   std::int64_t last = 0;
@@ -63,7 +63,12 @@ Result<std::int64_t> SqliteStore::append_logs(std::span<const LogLine> lines) {
 }
 
 Result<std::unique_ptr<LogWriter>> SqliteStore::open_log_writer(std::int64_t job_id) {
-  return open_journaled_log_writer(*this, journal_dir(db_.path()), job_id);
+  std::filesystem::path db_path;
+  {
+    MutexLock lock(mutex_);
+    db_path = db_.path();
+  }
+  return open_journaled_log_writer(*this, journal_dir(db_path), job_id);
 }
 
 Result<std::vector<LogChunk>> SqliteStore::read_logs(const LogQuery& query) {
@@ -76,7 +81,7 @@ Result<std::vector<LogChunk>> SqliteStore::read_logs(const LogQuery& query) {
       "AND seq > ?2 ORDER BY seq LIMIT ?3";
   static constexpr std::string_view k_job_of_run_sql =
       "SELECT 1 FROM jobs WHERE id = ?1 AND run_id = ?2";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<LogChunk> chunks;
   {
     KILN_TRY(auto* statement, cached(query.job_id ? k_job_sql : k_run_sql));
@@ -113,7 +118,7 @@ Result<std::int64_t> SqliteStore::create_artifact(const Artifact& artifact) {
   if (expires_at == 0 && artifact.retention_days > 0) {
     expires_at = created_at + artifact.retention_days * k_ms_per_day;
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, artifact.run_id)
@@ -142,7 +147,7 @@ Result<std::int64_t> SqliteStore::create_artifact(const Artifact& artifact) {
 Result<std::vector<Artifact>> SqliteStore::list_artifacts(std::int64_t run_id) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_ARTIFACT_COLUMNS " FROM artifacts WHERE run_id = ?1 ORDER BY name";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<Artifact> artifacts;
   {
     KILN_TRY(auto* statement, cached(k_sql));
@@ -157,7 +162,7 @@ Result<std::vector<Artifact>> SqliteStore::list_artifacts(std::int64_t run_id) {
 Result<Artifact> SqliteStore::find_artifact(std::int64_t run_id, std::string_view name) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_ARTIFACT_COLUMNS " FROM artifacts WHERE run_id = ?1 AND name = ?2";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   {
     KILN_TRY(auto* statement, cached(k_sql));
     StatementUse use(*statement);
@@ -171,7 +176,7 @@ Result<Artifact> SqliteStore::find_artifact(std::int64_t run_id, std::string_vie
 
 Status SqliteStore::delete_artifact(std::int64_t artifact_id) {
   static constexpr std::string_view k_sql = "DELETE FROM artifacts WHERE id = ?1";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, artifact_id);
@@ -187,7 +192,7 @@ Result<std::vector<Artifact>> SqliteStore::list_expired_artifacts(TimeMs now) {
       "SELECT " KILN_SQL_ARTIFACT_COLUMNS
       " FROM artifacts "
       "WHERE expires_at IS NOT NULL AND expires_at <= ?1 ORDER BY expires_at, id";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, now);
@@ -212,7 +217,7 @@ Result<std::vector<std::int64_t>> SqliteStore::mark_interrupted(TimeMs now) {
       "UPDATE jobs SET status = 'interrupted', finished_at = COALESCE(finished_at, ?2) "
       "WHERE run_id = ?1 AND status IN " KILN_SQL_ACTIVE_JOB;
   if (now == 0) now = now_ms();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<std::int64_t> orphans;
   {
     KILN_TRY(auto* statement, cached(k_active_sql));

@@ -53,7 +53,7 @@ Result<std::vector<std::int64_t>> SqliteStore::add_test_cases(std::span<const Te
       "status, seconds, message, details, output, file, flaky, time) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
   for (const auto& c : cases) KILN_TRY_VOID(check(c));
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<std::int64_t> ids;
   if (cases.empty()) return ids;
   KILN_TRY(auto transaction, sqlite::Transaction::begin(db_));
@@ -97,7 +97,7 @@ Result<std::vector<TestCase>> SqliteStore::list_test_cases(const TestCaseQuery& 
       "AND (?5 = '' OR commit_sha = ?5) AND (?6 = '' OR classname = ?6) "
       "AND (?7 = '' OR name = ?7) AND (?8 = 0 OR status IN ('failed', 'error')) "
       "ORDER BY time DESC, id DESC LIMIT ?9) ORDER BY time, id";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   sqlite::StatementUse use(*statement);
   use->bind(1, query.run_id)

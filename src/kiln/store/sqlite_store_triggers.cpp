@@ -44,7 +44,7 @@ Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& t
       "payload, run_ids, created_at, updated_at, rerun, identity) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
       "ON CONFLICT DO NOTHING";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   const auto now = now_ms();
   {
@@ -79,7 +79,7 @@ Status SqliteStore::update_trigger(const Trigger& trigger) {
   static constexpr std::string_view k_sql =
       "UPDATE triggers SET status = ?2, message = ?3, run_ids = ?4, updated_at = ?5 "
       "WHERE id = ?1";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   {
     StatementUse use(*statement);
@@ -97,7 +97,7 @@ Status SqliteStore::update_trigger(const Trigger& trigger) {
 Result<Trigger> SqliteStore::get_trigger(std::int64_t trigger_id) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_TRIGGER_COLUMNS " FROM triggers WHERE id = ?1";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, trigger_id);
@@ -112,7 +112,7 @@ Result<std::vector<Trigger>> SqliteStore::list_triggers(std::optional<TriggerSta
       "SELECT " KILN_SQL_TRIGGER_COLUMNS
       " FROM triggers "
       "WHERE (?1 IS NULL OR status = ?1) ORDER BY id DESC LIMIT ?2";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   if (status)
@@ -134,7 +134,7 @@ Result<std::optional<std::string>> SqliteStore::get_poll_head(std::string_view r
                                                               std::string_view ref) {
   static constexpr std::string_view k_sql =
       "SELECT sha FROM poll_heads WHERE repository = ?1 AND ref = ?2";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, repository).bind(2, ref);
@@ -149,7 +149,7 @@ Status SqliteStore::set_poll_head(std::string_view repository, std::string_view 
       "INSERT INTO poll_heads (repository, ref, sha, updated_at) VALUES (?1, ?2, ?3, ?4) "
       "ON CONFLICT (repository, ref) DO UPDATE SET sha = excluded.sha, "
       "updated_at = excluded.updated_at";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, repository).bind(2, ref).bind(3, sha).bind(4, now_ms());
@@ -158,7 +158,7 @@ Status SqliteStore::set_poll_head(std::string_view repository, std::string_view 
 
 Result<std::map<TriggerStatus, std::int64_t>> SqliteStore::count_triggers() {
   static constexpr std::string_view k_sql = "SELECT status, COUNT(*) FROM triggers GROUP BY status";
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   std::map<TriggerStatus, std::int64_t> counts;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kiln/core/git.h"
 #include "kiln/core/subprocess.h"
 
 namespace kiln::engine {
@@ -19,7 +20,7 @@ constexpr std::string_view k_zero_sha = "000000000000000000000000000000000000000
 
 Result<std::string> git(const std::filesystem::path& cwd, std::vector<std::string> args) {
   args.insert(args.begin(), "git");
-  KILN_TRY(auto out, core::run_command(args, cwd));
+  KILN_TRY(auto out, core::run_command(args, cwd, core::git_environment()));
   if (!out.ok()) {
     std::string err = out.err.empty() ? out.out : out.err;
     while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
