@@ -1,8 +1,9 @@
 # kiln_module(NAME DEPS ...): one static library per folder under src/kiln/, built from every
 # .cpp beside this CMakeLists.txt, and one GoogleTest binary from every *_test.cpp beside it.
-# New files need no CMake edit; new dependencies go into DEPS.
+# New files need no CMake edit; new dependencies go into DEPS; TEST_PROPERTIES are ctest
+# properties of every test of the module (a fixture, an environment).
 function(kiln_module name)
-  cmake_parse_arguments(M "" "" "DEPS;TEST_DEPS" ${ARGN})
+  cmake_parse_arguments(M "" "" "DEPS;TEST_DEPS;TEST_PROPERTIES" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   set(tests ${sources})
   list(FILTER sources EXCLUDE REGEX "_test\\.cpp$")
@@ -24,6 +25,6 @@ function(kiln_module name)
                                KILN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                KILN_BINARY_DIR="${PROJECT_BINARY_DIR}")
     gtest_discover_tests(kiln_${name}_test DISCOVERY_MODE PRE_TEST
-                         PROPERTIES LABELS unit)
+                         PROPERTIES LABELS unit ${M_TEST_PROPERTIES})
   endif()
 endfunction()

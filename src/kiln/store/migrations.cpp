@@ -266,29 +266,29 @@ std::span<const std::string_view> schema_migrations() { return k_migrations; }
 
 int latest_schema_version() { return static_cast<int>(k_migrations.size()); }
 
-Result<int> migrate(sqlite::Database& db, std::span<const std::string_view> scripts) {
+Result<int> migrate(sql::Database& db, std::span<const std::string_view> scripts) {
   const auto known = static_cast<std::int64_t>(scripts.size());
   auto check_version = [&](std::int64_t version) -> Status {
     if (version > known) {
       return fail(ErrorCode::unsupported,
                   "database {} has schema version {}, newer than the {} this kiln knows; "
                   "use a newer kiln or another --store",
-                  db.path().string(), version, known);
+                  db.name(), version, known);
     }
     if (version < 0) {
-      return fail(ErrorCode::io_error, "database {} has a negative schema version {}",
-                  db.path().string(), version);
+      return fail(ErrorCode::io_error, "database {} has a negative schema version {}", db.name(),
+                  version);
     }
     return {};
   };
   // Fast path, no write lock: most opens find the database current.
-  KILN_TRY(std::int64_t found, db.query_int("PRAGMA user_version"));
+  KILN_TRY(std::int64_t found, db.schema_version());
   KILN_TRY_VOID(check_version(found));
   if (found == known) return static_cast<int>(found);
 
-  KILN_TRY(auto transaction, sqlite::Transaction::begin(db));
+  KILN_TRY(auto transaction, sql::Transaction::begin(db));
   // Read again under the write lock: another process may have migrated meanwhile.
-  KILN_TRY(found, db.query_int("PRAGMA user_version"));
+  KILN_TRY(found, db.schema_version());
   KILN_TRY_VOID(check_version(found));
   for (auto version = found; version < known; ++version) {
     if (auto applied = db.exec(scripts[static_cast<std::size_t>(version)]); !applied) {
@@ -298,7 +298,7 @@ Result<int> migrate(sqlite::Database& db, std::span<const std::string_view> scri
       return std::unexpected(std::move(error));
     }
   }
-  KILN_TRY_VOID(db.exec(fmt::format("PRAGMA user_version = {}", known)));
+  KILN_TRY_VOID(db.set_schema_version(known));
   KILN_TRY_VOID(transaction.commit());
   return static_cast<int>(found);
 }

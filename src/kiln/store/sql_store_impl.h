@@ -1,22 +1,26 @@
 #pragma once
-// Internal to the SQLite store: the SqliteStore class, whose members are defined in
-// sqlite_store.cpp (runs, jobs, steps, opening), sqlite_store_logs.cpp (logs, artifacts,
-// crash recovery) and sqlite_store_benchmarks.cpp (benchmark results), sqlite_store_tests.cpp (test
-// results), sqlite_store_gpu_samples.cpp (GPU samples).
+// Internal to the store: SqlStore, the one Store over both databases (sql.h: SQLite, PostgreSQL),
+// whose members are defined in sql_store.cpp (runs, jobs, steps, opening), sql_store_logs.cpp
+// (logs, artifacts, crash recovery), sql_store_benchmarks.cpp (benchmark results),
+// sql_store_tests.cpp (test results), sql_store_gpu_samples.cpp (GPU samples), sql_store_gpus.cpp
+// (GPU leases, quarantine) and sql_store_triggers.cpp (kiln serve's events).
 
+#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
-#include "kiln/store/sqlite.h"
+#include "kiln/store/sql.h"
 #include "kiln/store/store.h"
 
 namespace kiln::store {
 
-class SqliteStore final : public Store {
+class SqlStore final : public Store {
  public:
-  explicit SqliteStore(sqlite::Database db);
+  // `journal_dir`: where open_log_writer() keeps its journals (log_journal.h).
+  SqlStore(std::unique_ptr<sql::Database> db, std::filesystem::path journal_dir);
 
   Result<Run> create_run(const Run& run) override;
   Status update_run(const Run& run) override;
@@ -83,7 +87,7 @@ class SqliteStore final : public Store {
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with
   // static storage (the constants in this file): it is the cache key. Requires mutex_.
-  Result<sqlite::Statement*> cached(std::string_view sql);
+  Result<sql::Statement*> cached(std::string_view sql);
   // Every *_locked function requires mutex_.
   Result<Run> get_run_locked(std::int64_t run_id);
   Result<std::vector<Job>> list_jobs_locked(std::int64_t run_id);
@@ -96,12 +100,19 @@ class SqliteStore final : public Store {
                     bool ends, TimeMs at, std::string_view what);
 
   std::mutex mutex_;  // guards db_ and cache_: one connection serves every thread
-  sqlite::Database db_;
-  std::unordered_map<std::string_view, sqlite::Statement> cache_;
+  std::unique_ptr<sql::Database> db_;
+  std::unordered_map<std::string_view, std::unique_ptr<sql::Statement>> cache_;
+  std::filesystem::path journal_dir_;
   std::string host_;  // runs of other hosts are never judged by mark_interrupted
 };
 
 inline constexpr std::string_view k_run_exists = "SELECT 1 FROM runs WHERE id = ?1";
 inline constexpr std::string_view k_job_exists = "SELECT 1 FROM jobs WHERE id = ?1";
+
+// Migrates `db` (migrations.h), opens the store over it, marks the runs of dead owners
+// interrupted (when asked) and imports the journals dead kilns left in `journal_dir`.
+Result<std::unique_ptr<Store>> open_sql_store(std::unique_ptr<sql::Database> db,
+                                              std::filesystem::path journal_dir,
+                                              bool mark_interrupted_on_open);
 
 }  // namespace kiln::store

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/store/sqlite_store.h"
-#include "kiln/store/test_support.h"
+#include "kiln/store/store_backends_test_support.h"
 
 namespace kiln::store {
 namespace {
@@ -21,16 +21,16 @@ Trigger push_trigger(std::string delivery) {
   return trigger;
 }
 
-class TriggerStoreTest : public testing::TempDirTest {
+class TriggerStoreTest : public testing::StoreBackendTest {
  protected:
   std::unique_ptr<Store> open() {
-    auto store = open_sqlite_store(db_path());
+    auto store = try_open_store();
     EXPECT_TRUE(store) << store.error().message;
     return std::move(*store);
   }
 };
 
-TEST_F(TriggerStoreTest, DuplicateDeliveryIsNotCreatedAgainEvenAfterReopen) {
+TEST_P(TriggerStoreTest, DuplicateDeliveryIsNotCreatedAgainEvenAfterReopen) {
   std::int64_t first_id = 0;
   {
     auto store = open();
@@ -54,7 +54,7 @@ TEST_F(TriggerStoreTest, DuplicateDeliveryIsNotCreatedAgainEvenAfterReopen) {
   EXPECT_EQ(all->size(), 2u);
 }
 
-TEST_F(TriggerStoreTest, ASecondTriggerWithTheSameIdentityIsAReplayEvenAfterReopen) {
+TEST_P(TriggerStoreTest, ASecondTriggerWithTheSameIdentityIsAReplayEvenAfterReopen) {
   {
     auto store = open();
     auto first = push_trigger("d-1");
@@ -77,7 +77,7 @@ TEST_F(TriggerStoreTest, ASecondTriggerWithTheSameIdentityIsAReplayEvenAfterReop
   ASSERT_TRUE(none_a && none_a->has_value() && none_b && none_b->has_value());
 }
 
-TEST_F(TriggerStoreTest, TriggersWithoutDeliveryAreNeverDuplicates) {
+TEST_P(TriggerStoreTest, TriggersWithoutDeliveryAreNeverDuplicates) {
   auto store = open();
   auto a = store->create_trigger(push_trigger(""));
   auto b = store->create_trigger(push_trigger(""));
@@ -89,7 +89,7 @@ TEST_F(TriggerStoreTest, TriggersWithoutDeliveryAreNeverDuplicates) {
   EXPECT_EQ(read->delivery, "");
 }
 
-TEST_F(TriggerStoreTest, UpdateAndListByStatus) {
+TEST_P(TriggerStoreTest, UpdateAndListByStatus) {
   auto store = open();
   auto id = store->create_trigger(push_trigger("x"));
   ASSERT_TRUE(id && id->has_value());
@@ -127,12 +127,12 @@ TEST_F(TriggerStoreTest, UpdateAndListByStatus) {
 namespace kiln::store {
 namespace {
 
-class PollHeadStoreTest : public testing::TempDirTest {};
+class PollHeadStoreTest : public testing::StoreBackendTest {};
 
-TEST_F(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
+TEST_P(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
   const std::string a(40, 'a'), b(40, 'b');
   {
-    auto store = open_sqlite_store(db_path());
+    auto store = try_open_store();
     ASSERT_TRUE(store) << store.error().message;
     auto none = (*store)->get_poll_head("acme/widgets", "refs/heads/main");
     ASSERT_TRUE(none) << none.error().message;
@@ -141,7 +141,7 @@ TEST_F(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
     ASSERT_TRUE((*store)->set_poll_head("acme/widgets", "refs/heads/main", b));
     ASSERT_TRUE((*store)->set_poll_head("acme/widgets", "refs/heads/dev", a));
   }
-  auto store = open_sqlite_store(db_path());
+  auto store = try_open_store();
   ASSERT_TRUE(store) << store.error().message;
   auto main = (*store)->get_poll_head("acme/widgets", "refs/heads/main");
   ASSERT_TRUE(main && main->has_value());
@@ -154,10 +154,10 @@ TEST_F(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
   EXPECT_FALSE(other->has_value());
 }
 
-class RerunStoreTest : public testing::TempDirTest {};
+class RerunStoreTest : public testing::StoreBackendTest {};
 
-TEST_F(RerunStoreTest, CountsByStatusAndTheRerunField) {
-  auto store = open_sqlite_store(db_path());
+TEST_P(RerunStoreTest, CountsByStatusAndTheRerunField) {
+  auto store = try_open_store();
   ASSERT_TRUE(store) << store.error().message;
   auto none = (*store)->count_triggers();
   ASSERT_TRUE(none);
@@ -184,8 +184,8 @@ TEST_F(RerunStoreTest, CountsByStatusAndTheRerunField) {
   EXPECT_FALSE(counts->contains(TriggerStatus::finished));
 }
 
-TEST_F(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
-  auto store = open_sqlite_store(db_path());
+TEST_P(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
+  auto store = try_open_store();
   ASSERT_TRUE(store) << store.error().message;
   store::Run run;
   run.repository = "acme/widgets";
@@ -215,6 +215,10 @@ TEST_F(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
   ASSERT_TRUE(third);
   EXPECT_EQ(third->number, 3);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, TriggerStoreTest, testing::backends(), testing::backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, PollHeadStoreTest, testing::backends(), testing::backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, RerunStoreTest, testing::backends(), testing::backend_name);
 
 }  // namespace
 }  // namespace kiln::store

@@ -1,13 +1,11 @@
-// SqliteStore: the events `kiln serve` accepted (see store.h).
+// SqlStore: the events `kiln serve` accepted (see store.h).
 
-#include <sqlite3.h>
-
-#include "kiln/store/sqlite_rows.h"
-#include "kiln/store/sqlite_store_impl.h"
+#include "kiln/store/sql_rows.h"
+#include "kiln/store/sql_store_impl.h"
 
 namespace kiln::store {
 
-using sqlite::StatementUse;
+using sql::StatementUse;
 
 namespace {
 
@@ -15,7 +13,7 @@ namespace {
   "id, delivery, repository, event, ref, sha, sender, status, message, payload, run_ids, " \
   "created_at, updated_at, rerun"
 
-Result<Trigger> read_trigger(const sqlite::Statement& row) {
+Result<Trigger> read_trigger(const sql::Statement& row) {
   Trigger trigger;
   trigger.id = row.int64(0);
   trigger.delivery = row.is_null(1) ? "" : row.text(1);
@@ -36,7 +34,7 @@ Result<Trigger> read_trigger(const sqlite::Statement& row) {
 
 }  // namespace
 
-Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& trigger) {
+Result<std::optional<std::int64_t>> SqlStore::create_trigger(const Trigger& trigger) {
   // ON CONFLICT DO NOTHING: a redelivery (the same delivery id) or a replay (the same
   // identity) changes nothing and is told apart by changes() == 0.
   static constexpr std::string_view k_sql =
@@ -50,7 +48,7 @@ Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& t
   {
     StatementUse use(*statement);
     if (trigger.delivery.empty())
-      use->bind_null(1);
+      use->bind_null(1, sql::Type::text);
     else
       use->bind(1, trigger.delivery);
     use->bind(2, trigger.repository)
@@ -66,16 +64,17 @@ Result<std::optional<std::int64_t>> SqliteStore::create_trigger(const Trigger& t
         .bind(12, trigger.updated_at != 0 ? trigger.updated_at : now)
         .bind(13, rows::json_text(trigger.rerun));
     if (trigger.identity.empty())
-      use->bind_null(14);
+      use->bind_null(14, sql::Type::text);
     else
       use->bind(14, trigger.identity);
     KILN_TRY_VOID(use->run());
   }
-  if (db_.changes() == 0) return std::optional<std::int64_t>{};
-  return std::optional<std::int64_t>{db_.last_insert_rowid()};
+  if (db_->changes() == 0) return std::optional<std::int64_t>{};
+  KILN_TRY(std::int64_t id, db_->last_insert_id());
+  return std::optional<std::int64_t>{id};
 }
 
-Status SqliteStore::update_trigger(const Trigger& trigger) {
+Status SqlStore::update_trigger(const Trigger& trigger) {
   static constexpr std::string_view k_sql =
       "UPDATE triggers SET status = ?2, message = ?3, run_ids = ?4, updated_at = ?5 "
       "WHERE id = ?1";
@@ -90,11 +89,11 @@ Status SqliteStore::update_trigger(const Trigger& trigger) {
         .bind(5, trigger.updated_at != 0 ? trigger.updated_at : now_ms());
     KILN_TRY_VOID(use->run());
   }
-  if (db_.changes() == 0) return fail(ErrorCode::not_found, "no trigger {}", trigger.id);
+  if (db_->changes() == 0) return fail(ErrorCode::not_found, "no trigger {}", trigger.id);
   return {};
 }
 
-Result<Trigger> SqliteStore::get_trigger(std::int64_t trigger_id) {
+Result<Trigger> SqlStore::get_trigger(std::int64_t trigger_id) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_TRIGGER_COLUMNS " FROM triggers WHERE id = ?1";
   std::lock_guard lock(mutex_);
@@ -106,8 +105,8 @@ Result<Trigger> SqliteStore::get_trigger(std::int64_t trigger_id) {
   return read_trigger(*use);
 }
 
-Result<std::vector<Trigger>> SqliteStore::list_triggers(std::optional<TriggerStatus> status,
-                                                        int limit) {
+Result<std::vector<Trigger>> SqlStore::list_triggers(std::optional<TriggerStatus> status,
+                                                     int limit) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_TRIGGER_COLUMNS
       " FROM triggers "
@@ -118,8 +117,8 @@ Result<std::vector<Trigger>> SqliteStore::list_triggers(std::optional<TriggerSta
   if (status)
     use->bind(1, to_string(*status));
   else
-    use->bind_null(1);
-  use->bind(2, static_cast<std::int64_t>(limit > 0 ? limit : -1));
+    use->bind_null(1, sql::Type::text);
+  use->bind(2, rows::sql_limit(limit));
   std::vector<Trigger> triggers;
   while (true) {
     KILN_TRY(bool has_row, use->step());
@@ -130,8 +129,8 @@ Result<std::vector<Trigger>> SqliteStore::list_triggers(std::optional<TriggerSta
   return triggers;
 }
 
-Result<std::optional<std::string>> SqliteStore::get_poll_head(std::string_view repository,
-                                                              std::string_view ref) {
+Result<std::optional<std::string>> SqlStore::get_poll_head(std::string_view repository,
+                                                           std::string_view ref) {
   static constexpr std::string_view k_sql =
       "SELECT sha FROM poll_heads WHERE repository = ?1 AND ref = ?2";
   std::lock_guard lock(mutex_);
@@ -143,8 +142,8 @@ Result<std::optional<std::string>> SqliteStore::get_poll_head(std::string_view r
   return std::optional<std::string>{use->text(0)};
 }
 
-Status SqliteStore::set_poll_head(std::string_view repository, std::string_view ref,
-                                  std::string_view sha) {
+Status SqlStore::set_poll_head(std::string_view repository, std::string_view ref,
+                               std::string_view sha) {
   static constexpr std::string_view k_sql =
       "INSERT INTO poll_heads (repository, ref, sha, updated_at) VALUES (?1, ?2, ?3, ?4) "
       "ON CONFLICT (repository, ref) DO UPDATE SET sha = excluded.sha, "
@@ -156,7 +155,7 @@ Status SqliteStore::set_poll_head(std::string_view repository, std::string_view 
   return use->run();
 }
 
-Result<std::map<TriggerStatus, std::int64_t>> SqliteStore::count_triggers() {
+Result<std::map<TriggerStatus, std::int64_t>> SqlStore::count_triggers() {
   static constexpr std::string_view k_sql = "SELECT status, COUNT(*) FROM triggers GROUP BY status";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
