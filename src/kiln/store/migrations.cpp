@@ -256,9 +256,24 @@ ALTER TABLE triggers ADD COLUMN identity TEXT;
 CREATE UNIQUE INDEX triggers_by_identity ON triggers (identity) WHERE identity IS NOT NULL;
 )sql";
 
-constexpr std::array<std::string_view, 9> k_migrations = {
-    k_v1_core,       k_v2_gpus,        k_v3_benchmarks, k_v4_test_cases,      k_v5_triggers,
-    k_v6_poll_heads, k_v7_gpu_samples, k_v8_rerun,      k_v9_trigger_identity};
+// Version 10: several `kiln serve` replicas on one database (docs/scale-out.md). A trigger is
+// claimed by one replica (claimed_by: its id, HOST:PID:START_TIME; NULL: by a server before
+// replicas), and every replica beats in replicas, so that the running triggers of one that
+// stopped beating are run by another.
+constexpr std::string_view k_v10_replicas = R"sql(
+ALTER TABLE triggers ADD COLUMN claimed_by TEXT;
+CREATE TABLE replicas (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  start_time INTEGER NOT NULL,
+  heartbeat_at INTEGER NOT NULL
+);
+)sql";
+
+constexpr std::array<std::string_view, 10> k_migrations = {
+    k_v1_core,       k_v2_gpus,        k_v3_benchmarks, k_v4_test_cases,       k_v5_triggers,
+    k_v6_poll_heads, k_v7_gpu_samples, k_v8_rerun,      k_v9_trigger_identity, k_v10_replicas};
 
 }  // namespace
 

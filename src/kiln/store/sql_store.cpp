@@ -24,7 +24,11 @@ using sql::StatementUse;
 using sql::Transaction;
 
 SqlStore::SqlStore(std::unique_ptr<sql::Database> db, std::filesystem::path journal_dir)
-    : db_(std::move(db)), journal_dir_(std::move(journal_dir)), host_(host_name()) {}
+    : db_(std::move(db)),
+      journal_dir_(std::move(journal_dir)),
+      host_(host_name()),
+      self_(current_process()),
+      replica_(fmt::format("{}:{}:{}", self_.host, self_.pid, self_.start_time)) {}
 
 Result<Statement*> SqlStore::cached(std::string_view sql) {
   auto found = cache_.find(sql);

@@ -83,6 +83,9 @@ class SqlStore final : public Store {
   Status set_poll_head(std::string_view repository, std::string_view ref,
                        std::string_view sha) override;
   Result<std::map<TriggerStatus, std::int64_t>> count_triggers() override;
+  Result<bool> claim_trigger(std::int64_t trigger_id) override;
+  Status beat(TimeMs now) override;
+  Result<std::vector<std::int64_t>> list_orphaned_triggers(TimeMs stale_before) override;
 
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with
@@ -104,6 +107,8 @@ class SqlStore final : public Store {
   std::unordered_map<std::string_view, std::unique_ptr<sql::Statement>> cache_;
   std::filesystem::path journal_dir_;
   std::string host_;  // runs of other hosts are never judged by mark_interrupted
+  ProcessIdentity self_;
+  std::string replica_;  // HOST:PID:START_TIME of this process
 };
 
 inline constexpr std::string_view k_run_exists = "SELECT 1 FROM runs WHERE id = ?1";

@@ -1,5 +1,6 @@
 // SqlStore: the events `kiln serve` accepted (see store.h).
 
+#include "kiln/store/process_identity.h"
 #include "kiln/store/sql_rows.h"
 #include "kiln/store/sql_store_impl.h"
 
@@ -168,6 +169,58 @@ Result<std::map<TriggerStatus, std::int64_t>> SqlStore::count_triggers() {
     counts[status] = use->int64(1);
   }
   return counts;
+}
+
+// --- replicas (schema version 10) ------------------------------------------------------
+
+Result<bool> SqlStore::claim_trigger(std::int64_t trigger_id) {
+  // One statement: of two replicas claiming at once, the second finds the trigger running.
+  static constexpr std::string_view k_sql =
+      "UPDATE triggers SET status = 'running', claimed_by = ?2, updated_at = ?3 "
+      "WHERE id = ?1 AND status = 'queued'";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  use->bind(1, trigger_id).bind(2, replica_).bind(3, now_ms());
+  KILN_TRY_VOID(use->run());
+  return db_->changes() == 1;
+}
+
+Status SqlStore::beat(TimeMs now) {
+  static constexpr std::string_view k_sql =
+      "INSERT INTO replicas (id, host, pid, start_time, heartbeat_at) VALUES (?1, ?2, ?3, ?4, ?5) "
+      "ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  use->bind(1, replica_)
+      .bind(2, self_.host)
+      .bind(3, self_.pid)
+      .bind(4, self_.start_time)
+      .bind(5, now != 0 ? now : now_ms());
+  return use->run();
+}
+
+Result<std::vector<std::int64_t>> SqlStore::list_orphaned_triggers(TimeMs stale_before) {
+  static constexpr std::string_view k_sql =
+      "SELECT t.id, CASE WHEN r.id IS NULL OR r.heartbeat_at < ?1 THEN 1 ELSE 0 END, r.host, "
+      "r.pid, r.start_time "
+      "FROM triggers t LEFT JOIN replicas r ON r.id = t.claimed_by "
+      "WHERE t.status = 'running' ORDER BY t.id";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  use->bind(1, stale_before);
+  std::vector<std::int64_t> ids;
+  while (true) {
+    KILN_TRY(bool has_row, use->step());
+    if (!has_row) break;
+    const bool stale = use->int64(1) != 0;
+    const ProcessIdentity claimer{static_cast<int>(use->int64(3)), use->int64(4), use->text(2)};
+    if (stale || (claimer.host == host_ && !is_process_alive(claimer)))
+      ids.push_back(use->int64(0));
+  }
+  return ids;
 }
 
 }  // namespace kiln::store

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "kiln/store/sqlite_store.h"
 #include "kiln/store/store_backends_test_support.h"
 
@@ -214,6 +217,49 @@ TEST_P(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
   auto third = (*store)->create_run(run);
   ASSERT_TRUE(third);
   EXPECT_EQ(third->number, 3);
+}
+
+TEST_P(TriggerStoreTest, OneOfTwoClaimsWinsAndADeadClaimersTriggersAreOrphaned) {
+  auto first = try_open_store();
+  auto second = try_open_store();  // its own connection, as another replica's
+  ASSERT_TRUE(first && second);
+  auto queued = [&](std::string delivery) {
+    Trigger trigger;
+    trigger.delivery = std::move(delivery);
+    trigger.repository = "acme/widgets";
+    trigger.event = "push";
+    trigger.status = TriggerStatus::queued;
+    return **(*first)->create_trigger(trigger);
+  };
+  const auto id = queued("d1");
+  std::atomic<int> claimed{0};
+  std::thread a([&] { claimed += (*first)->claim_trigger(id).value_or(false) ? 1 : 0; });
+  std::thread b([&] { claimed += (*second)->claim_trigger(id).value_or(false) ? 1 : 0; });
+  a.join();
+  b.join();
+  EXPECT_EQ(claimed.load(), 1);
+  EXPECT_EQ((*second)->get_trigger(id)->status, TriggerStatus::running);
+  EXPECT_FALSE(*(*first)->claim_trigger(id));  // running: not claimed again
+
+  // This process beat at 1000: stale before 2000, not before 500.
+  ASSERT_TRUE((*first)->beat(1000));
+  EXPECT_EQ(*(*second)->list_orphaned_triggers(2000), std::vector<std::int64_t>{id});
+  EXPECT_TRUE((*second)->list_orphaned_triggers(500)->empty());
+  ASSERT_TRUE((*first)->beat(3000));
+  EXPECT_TRUE((*second)->list_orphaned_triggers(2000)->empty());
+
+  // A claimer of this host that died is gone at once, however fresh its last beat.
+  const auto other = queued("d2");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto own = try_open_store();
+    _exit(own && (*own)->claim_trigger(other).value_or(false) && (*own)->beat(5000) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(*(*second)->list_orphaned_triggers(2000), std::vector<std::int64_t>{other});
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TriggerStoreTest, testing::backends(), testing::backend_name);
