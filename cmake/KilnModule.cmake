@@ -1,9 +1,10 @@
-# kiln_module(NAME DEPS ... [SUBDIRS ...]): one static library per folder under src/kiln/, built
-# from every .cpp beside this CMakeLists.txt (and in the SUBDIRS named, a module's stages), and
-# one GoogleTest binary from every *_test.cpp among them.
-# New files need no CMake edit; new dependencies go into DEPS.
+# kiln_module(NAME DEPS ... [SUBDIRS ...] [TEST_PROPERTIES ...]): one static library per folder
+# under src/kiln/, built from every .cpp beside this CMakeLists.txt (and in the SUBDIRS named, a
+# module's stages), and one GoogleTest binary from every *_test.cpp among them.
+# New files need no CMake edit; new dependencies go into DEPS; TEST_PROPERTIES are ctest
+# properties of every test of the module (a fixture, an environment).
 function(kiln_module name)
-  cmake_parse_arguments(M "" "" "DEPS;TEST_DEPS;SUBDIRS" ${ARGN})
+  cmake_parse_arguments(M "" "" "DEPS;TEST_DEPS;SUBDIRS;TEST_PROPERTIES" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   foreach(subdir ${M_SUBDIRS})
     file(GLOB subdir_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${subdir}/*.cpp)
@@ -29,6 +30,6 @@ function(kiln_module name)
                                KILN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                KILN_BINARY_DIR="${PROJECT_BINARY_DIR}")
     gtest_discover_tests(kiln_${name}_test DISCOVERY_MODE PRE_TEST
-                         PROPERTIES LABELS unit)
+                         PROPERTIES LABELS unit ${M_TEST_PROPERTIES})
   endif()
 endfunction()

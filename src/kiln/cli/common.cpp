@@ -13,6 +13,7 @@
 #include "kiln/core/dotenv.h"
 #include "kiln/engine/plan/repository.h"
 #include "kiln/exec/action_fetch.h"
+#include "kiln/store/postgres_store.h"
 #include "kiln/store/sqlite_store.h"
 
 namespace kiln::cli {
@@ -34,6 +35,12 @@ Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesy
   if (!path && !std::filesystem::is_directory(directory, ec))
     return make_error(ErrorCode::invalid_input,
                       fmt::format("-C {}: no such directory", directory.string()));
+  // --store postgresql://...: the shared database of `kiln serve` replicas (docs/scale-out.md).
+  if (path && store::is_postgres_url(path->string())) {
+    store::PostgresStoreOptions postgres;
+    postgres.url = path->string();
+    return store::open_postgres_store(postgres);
+  }
   auto file = path ? *path : default_store_path(directory);
   KILN_TRY(auto store, store::open_sqlite_store(file));
   // <repo>/.kiln/ holds the database and the job work trees: keep it out of `git status`.

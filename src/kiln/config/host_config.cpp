@@ -1,6 +1,7 @@
 #include "kiln/config/host_config.h"
 
 #include "kiln/container/engine.h"
+#include "kiln/store/postgres_store.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -338,10 +339,10 @@ Status read_serve_repository(const Reader& reader, const YAML::Node& key, const 
 }
 
 Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& serve) {
-  KILN_TRY_VOID(reader.mapping(
-      node, "serve",
-      {"listen", "public_url", "store", "work_dir", "api_tokens", "max_concurrent_runs",
-       "shutdown_grace", "trusted_authors", "repositories", "tls", "on_restart"}));
+  KILN_TRY_VOID(reader.mapping(node, "serve",
+                               {"listen", "public_url", "store", "store_password_file", "work_dir",
+                                "api_tokens", "max_concurrent_runs", "shutdown_grace",
+                                "trusted_authors", "repositories", "tls", "on_restart"}));
   if (!node || node.IsNull()) return {};
   if (auto listen = node["listen"]; listen && !listen.IsNull()) {
     KILN_TRY(auto text, reader.scalar(listen, "serve.listen"));
@@ -366,7 +367,22 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
     if (!value || value.IsNull()) continue;
     KILN_TRY(auto text, reader.scalar(value, fmt::format("serve.{}", key)));
     if (text.empty()) return reader.error(value, "serve.{}: must not be empty", key);
+    if (std::string_view(key) == "store" && store::is_postgres_url(text)) {
+      if (auto checked = store::check_postgres_url(text); !checked)
+        return reader.error(value, "serve.store: {}", checked.error().message);
+      serve.store_url = text;
+      continue;
+    }
     (std::string_view(key) == "store" ? serve.store : serve.work_dir) = resolve(reader, text);
+  }
+  if (auto file = node["store_password_file"]; file && !file.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(file, "serve.store_password_file"));
+    if (serve.store_url.empty())
+      return reader.error(file,
+                          "serve.store_password_file: only for a store that is a "
+                          "postgresql:// URL");
+    if (text.empty()) return reader.error(file, "serve.store_password_file: must not be empty");
+    serve.store_password_file = resolve(reader, text);
   }
   KILN_TRY(serve.api_tokens, read_words(reader, node["api_tokens"], "serve.api_tokens"));
   KILN_TRY(serve.trusted_authors,

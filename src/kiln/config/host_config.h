@@ -38,7 +38,9 @@
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
-//     store: /var/lib/kiln/kiln.db         # runs, logs, deliveries (relative: to this file)
+//     store: /var/lib/kiln/kiln.db         # runs, logs, deliveries (relative: to this file),
+//                                          # or postgresql://USER@HOST/DB (docs/scale-out.md)
+//     store_password_file: /etc/kiln/pgpw  # its password (else PGPASSWORD, PGPASSFILE)
 //     work_dir: /var/lib/kiln/work         # clones and checkouts (relative: to this file)
 //     api_tokens: [TOKEN, ...]             # bearer tokens of the API (state changes, logs)
 //     max_concurrent_runs: 2
@@ -103,8 +105,10 @@ enum class OnRestart { requeue, fail };
 struct ServeConfig {
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
-  std::string public_url;  // empty: http://HOST:PORT
-  std::optional<std::filesystem::path> store;
+  std::string public_url;                      // empty: http://HOST:PORT
+  std::optional<std::filesystem::path> store;  // a SQLite file
+  std::string store_url;  // a PostgreSQL database instead (no password: check_postgres_url)
+  std::optional<std::filesystem::path> store_password_file;
   std::optional<std::filesystem::path> work_dir;
   std::vector<std::string> api_tokens;
   int max_concurrent_runs = 2;

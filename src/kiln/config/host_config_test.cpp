@@ -266,6 +266,16 @@ TEST(ServeConfig, TlsPollAndRestart) {
   EXPECT_EQ(serve.repositories[0].poll_interval, std::chrono::minutes(2));
 }
 
+TEST(ServeConfig, APostgresqlStoreAndItsPasswordFile) {
+  auto config = parse_host_config(
+      "serve:\n  store: postgresql://kiln@db.example/kiln\n  store_password_file: secrets/pw\n",
+      "/etc/kiln/kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->serve.store_url, "postgresql://kiln@db.example/kiln");
+  EXPECT_FALSE(config->serve.store);
+  EXPECT_EQ(config->serve.store_password_file, std::filesystem::path("/etc/kiln/secrets/pw"));
+}
+
 TEST(ServeConfig, ErrorsSayWhere) {
   struct Case {
     const char* text;
@@ -289,6 +299,14 @@ TEST(ServeConfig, ErrorsSayWhere) {
       {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
        "      poll: {branches: [main], interval: 10ms}\n",
        "shorter than 1s", 6},
+      {"serve:\n  store: postgresql://kiln:hunter2@db/kiln\n",
+       "serve.store: the store URL carries "
+       "a password",
+       2},
+      {"serve:\n  store: kiln.db\n  store_password_file: pw\n",
+       "only for a store that is a "
+       "postgresql:// URL",
+       3},
   };
   for (const auto& c : cases) {
     auto config = parse_host_config(c.text, "kiln.yml");

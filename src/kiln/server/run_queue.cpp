@@ -1,5 +1,6 @@
 #include "kiln/server/run_queue.h"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 
@@ -22,6 +23,11 @@ using store::TriggerStatus;
 
 // serve.on_restart: requeue gives up on a trigger with this many interrupted runs.
 constexpr int k_max_interrupted_runs = 3;
+
+// Replicas (docs/scale-out.md): how often a server beats and looks for queued triggers, and how
+// long another host's replica may stay silent before its running triggers are recovered.
+constexpr std::chrono::seconds k_beat_interval{2};
+constexpr std::chrono::seconds k_replica_stale{10};
 
 Result<std::string> git(const fs::path& cwd, const std::vector<std::string>& args) {
   KILN_TRY(auto out, core::run_git(args, cwd));
@@ -109,20 +115,24 @@ RunQueue::~RunQueue() {
   }
   changed_.notify_all();
   for (auto& worker : workers_) worker.join();
+  if (keep_alive_.joinable()) keep_alive_.join();
 }
 
-Status RunQueue::start() {
-  KILN_TRY(auto interrupted, store_.mark_interrupted(store::now_ms()));
-  (void)interrupted;
-  KILN_TRY(auto left_running, store_.list_triggers(TriggerStatus::running, 0));
-  for (auto& trigger : left_running) {
+Result<bool> RunQueue::recover_orphans() {
+  const auto stale_before =
+      store::now_ms() -
+      std::chrono::duration_cast<std::chrono::milliseconds>(k_replica_stale).count();
+  KILN_TRY(auto orphans, store_.list_orphaned_triggers(stale_before));
+  for (auto id : orphans) {
+    KILN_TRY(auto trigger, store_.get_trigger(id));
+    if (trigger.status != TriggerStatus::running) continue;
     // A trigger whose runs keep dying with the server (a job that takes the host down) is not
     // requeued for ever.
     int interrupted_runs = 0;
     if (trigger.run_ids.is_array())
-      for (const auto& id : trigger.run_ids)
-        if (id.is_number_integer())
-          if (auto run = store_.get_run(id.get<std::int64_t>());
+      for (const auto& run_id : trigger.run_ids)
+        if (run_id.is_number_integer())
+          if (auto run = store_.get_run(run_id.get<std::int64_t>());
               run && run->status == store::RunStatus::interrupted)
             ++interrupted_runs;
     const bool too_often = interrupted_runs >= k_max_interrupted_runs;
@@ -139,18 +149,64 @@ Status RunQueue::start() {
     KILN_TRY_VOID(store_.update_trigger(trigger));
     spdlog::info("trigger {}: left running by a server that stopped: {}", trigger.id,
                  requeue ? "requeued" : "failed");
+    if (requeue) enqueue(trigger.id);
   }
+  return !orphans.empty();
+}
+
+Status RunQueue::start() {
+  KILN_TRY(auto interrupted, store_.mark_interrupted(store::now_ms()));
+  (void)interrupted;
+  KILN_TRY_VOID(store_.beat(0));
+  KILN_TRY(bool recovered, recover_orphans());
   // The dead server's job processes were killed by its watchdog; its GPU leases and
   // containers are reclaimed here, before anything runs again.
-  reclaim_dead_owners(settings_.base, !left_running.empty(), settings_.base.container_engine);
+  reclaim_dead_owners(settings_.base, recovered, settings_.base.container_engine);
   KILN_TRY(auto queued, store_.list_triggers(TriggerStatus::queued, 0));
   {
     MutexLock lock(mutex_);
-    for (auto it = queued.rbegin(); it != queued.rend(); ++it) queue_.push_back(it->id);
+    for (auto it = queued.rbegin(); it != queued.rend(); ++it)
+      if (std::find(queue_.begin(), queue_.end(), it->id) == queue_.end()) queue_.push_back(it->id);
   }
   for (int i = 0; i < settings_.serve.max_concurrent_runs; ++i)
     workers_.emplace_back([this] { work(); });
+  keep_alive_ = std::thread([this] { keep_alive(); });
   return {};
+}
+
+void RunQueue::keep_alive() {
+  while (true) {
+    {
+      MutexLock lock(mutex_);
+      if (changed_.wait_for(lock.native(), k_beat_interval,
+                            [&]() REQUIRES(mutex_) { return stopping_; }))
+        return;
+    }
+    if (auto beat = store_.beat(0); !beat) spdlog::error("heartbeat: {}", beat.error().message);
+    (void)store_.mark_interrupted(store::now_ms());
+    {
+      MutexLock lock(mutex_);
+      if (!taking_) continue;
+    }
+    if (auto recovered = recover_orphans(); !recovered)
+      spdlog::error("recovering triggers: {}", recovered.error().message);
+    else if (*recovered)
+      reclaim_dead_owners(settings_.base, true, settings_.base.container_engine);
+    // The queued triggers of every replica: whichever worker claims one first runs it.
+    auto queued = store_.list_triggers(TriggerStatus::queued, 0);
+    if (!queued) continue;
+    bool added = false;
+    {
+      MutexLock lock(mutex_);
+      for (auto it = queued->rbegin(); it != queued->rend(); ++it) {
+        if (std::find(queue_.begin(), queue_.end(), it->id) != queue_.end()) continue;
+        if (active_.contains(it->id)) continue;
+        queue_.push_back(it->id);
+        added = true;
+      }
+    }
+    if (added) changed_.notify_all();
+  }
 }
 
 void RunQueue::enqueue(std::int64_t trigger_id) {
@@ -158,7 +214,9 @@ void RunQueue::enqueue(std::int64_t trigger_id) {
     MutexLock lock(mutex_);
     queue_.push_back(trigger_id);
   }
-  changed_.notify_one();
+  // All: keep_alive() waits on changed_ too, and a notify_one that woke it would leave every
+  // worker asleep.
+  changed_.notify_all();
 }
 
 Status RunQueue::approve(std::int64_t trigger_id, const std::string& who) {
@@ -292,6 +350,8 @@ void RunQueue::execute(std::int64_t trigger_id) {
   }
   Trigger trigger = std::move(*loaded);
   if (trigger.status != TriggerStatus::queued) return;  // cancelled meanwhile, or a duplicate
+  // Of several replicas (or workers) holding it, the one that claims it runs it.
+  if (auto claimed = store_.claim_trigger(trigger_id); !claimed || !*claimed) return;
   auto finish = [&](TriggerStatus status, std::string message) {
     trigger.status = status;
     trigger.message = std::move(message);

@@ -47,6 +47,10 @@ class RunQueue {
   // left `running` by a server that died are queued again (serve.on_restart: requeue, new runs
   // are made) or marked failed (on_restart: fail, or a trigger with 3 interrupted runs). Their
   // old runs stay `interrupted` (Store::mark_interrupted).
+  // Replicas on one database (docs/scale-out.md): a worker runs a trigger only once it claimed
+  // it (Store::claim_trigger); every k_beat_interval this server beats, takes the queued
+  // triggers any replica stored, and recovers as above the running ones of a replica that
+  // stopped beating for k_replica_stale (or died on this host).
   Status start();
   // Queues a trigger already stored with status queued.
   void enqueue(std::int64_t trigger_id) EXCLUDES(mutex_);
@@ -74,6 +78,11 @@ class RunQueue {
   };
   void work() EXCLUDES(mutex_);
   void execute(std::int64_t trigger_id) EXCLUDES(mutex_);
+  // Requeues or fails the triggers whose claimer is gone (start(), and every beat); true when
+  // there were any.
+  Result<bool> recover_orphans();
+  // The replica's loop: beat, recover orphans, take queued triggers; until stopping_.
+  void keep_alive() EXCLUDES(mutex_);
   Result<std::filesystem::path> prepare_checkout(const store::Trigger& trigger,
                                                  const config::ServeRepository& repository)
       EXCLUDES(git_mutex_);
@@ -88,6 +97,7 @@ class RunQueue {
   bool taking_ GUARDED_BY(mutex_) = true;
   bool stopping_ GUARDED_BY(mutex_) = false;
   std::vector<std::thread> workers_;  // start() and the destructor only
+  std::thread keep_alive_;            // start() and the destructor only
   Mutex git_mutex_;                   // one fetch at a time into the server-side clones
 };
 

@@ -30,6 +30,7 @@
 #include "kiln/server/telemetry_routes.h"
 #include "kiln/server/tls.h"
 #include "kiln/server/webhook.h"
+#include "kiln/store/postgres_store.h"
 #include "kiln/store/sqlite_store.h"
 
 namespace kiln::server {
@@ -474,7 +475,11 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
   settings.concurrency = std::make_shared<engine::ConcurrencyRegistry>();
   KILN_TRY(auto http, make_http_server(serve_config));
   const fs::path store_path = serve_config.store.value_or(base / "kiln.db");
-  KILN_TRY(auto store, store::open_sqlite_store(store_path));
+  store::PostgresStoreOptions postgres;  // serve.store: postgresql://... (docs/scale-out.md)
+  postgres.url = serve_config.store_url;
+  postgres.password_file = serve_config.store_password_file.value_or(fs::path());
+  KILN_TRY(auto store, postgres.url.empty() ? store::open_sqlite_store(store_path)
+                                            : store::open_postgres_store(postgres));
   std::error_code ec;
   fs::create_directories(settings.work_dir, ec);
   if (ec)

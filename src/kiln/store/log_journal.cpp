@@ -15,8 +15,6 @@
 
 #include <fmt/format.h>
 
-#include "kiln/core/thread_annotations.h"
-
 namespace kiln::store {
 namespace {
 
@@ -46,11 +44,11 @@ class JournaledLogWriter final : public LogWriter {
   }
   ~JournaledLogWriter() override { (void)close(); }
 
-  Status append(const LogLine& line) EXCLUDES(mutex_) override {
+  Status append(const LogLine& line) override {
     std::string record = encode_journal_record(line);
     bool full = false;
     {
-      MutexLock lock(mutex_);
+      std::unique_lock lock(mutex_);
       if (closed_) {
         lock.unlock();
         auto stored = store_.append_log(line);
@@ -71,18 +69,18 @@ class JournaledLogWriter final : public LogWriter {
     return take_error();
   }
 
-  Status flush() EXCLUDES(flush_mutex_, mutex_) override {
+  Status flush() override {
     // One flush at a time keeps the batches in order; appends go on during the commit.
-    MutexLock order(flush_mutex_);
+    std::lock_guard order(flush_mutex_);
     std::vector<LogLine> batch;
     {
-      MutexLock lock(mutex_);
+      std::lock_guard lock(mutex_);
       batch.swap(pending_);
     }
     if (batch.empty()) return take_error();
     if (auto stored = store_.append_logs(batch); !stored) {
       // Put them back in front: the next flush (or recovery from the journal) retries.
-      MutexLock lock(mutex_);
+      std::lock_guard lock(mutex_);
       pending_.insert(pending_.begin(), std::make_move_iterator(batch.begin()),
                       std::make_move_iterator(batch.end()));
       return std::unexpected(stored.error());
@@ -90,9 +88,9 @@ class JournaledLogWriter final : public LogWriter {
     return take_error();
   }
 
-  Status close() EXCLUDES(mutex_) override {
+  Status close() override {
     {
-      MutexLock lock(mutex_);
+      std::lock_guard lock(mutex_);
       if (closed_) return {};
       closed_ = true;
     }
@@ -109,25 +107,24 @@ class JournaledLogWriter final : public LogWriter {
   }
 
  private:
-  void flush_loop() EXCLUDES(mutex_) {
-    MutexLock lock(mutex_);
+  void flush_loop() {
+    std::unique_lock lock(mutex_);
     while (!closed_) {
-      wake_.wait(lock.native(), [this]() REQUIRES(mutex_) { return closed_ || !pending_.empty(); });
+      wake_.wait(lock, [this] { return closed_ || !pending_.empty(); });
       if (closed_) break;
-      wake_.wait_for(lock.native(), options_.interval,
-                     [this]() REQUIRES(mutex_) { return closed_; });
+      wake_.wait_for(lock, options_.interval, [this] { return closed_; });
       if (closed_) break;
       lock.unlock();
       if (auto flushed = flush(); !flushed) {
-        MutexLock relock(mutex_);
+        std::lock_guard relock(mutex_);
         if (!error_) error_ = flushed.error();
       }
       lock.lock();
     }
   }
 
-  Status take_error() EXCLUDES(mutex_) {
-    MutexLock lock(mutex_);
+  Status take_error() {
+    std::lock_guard lock(mutex_);
     if (!error_) return {};
     Error error = *error_;
     error_.reset();
@@ -138,12 +135,12 @@ class JournaledLogWriter final : public LogWriter {
   std::filesystem::path file_;
   int fd_ = -1;
   JournalOptions options_;
-  Mutex flush_mutex_ ACQUIRED_BEFORE(mutex_);  // one flush at a time: batches stay in order
-  Mutex mutex_;                                // also orders the journal's writes
+  std::mutex mutex_;  // guards pending_, closed_, error_ and the journal's writes
+  std::mutex flush_mutex_;
   std::condition_variable wake_;
-  std::vector<LogLine> pending_ GUARDED_BY(mutex_);
-  bool closed_ GUARDED_BY(mutex_) = false;
-  std::optional<Error> error_ GUARDED_BY(mutex_);
+  std::vector<LogLine> pending_;
+  bool closed_ = false;
+  std::optional<Error> error_;
   std::thread flusher_;
 };
 

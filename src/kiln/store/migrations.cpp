@@ -256,9 +256,24 @@ ALTER TABLE triggers ADD COLUMN identity TEXT;
 CREATE UNIQUE INDEX triggers_by_identity ON triggers (identity) WHERE identity IS NOT NULL;
 )sql";
 
-constexpr std::array<std::string_view, 9> k_migrations = {
-    k_v1_core,       k_v2_gpus,        k_v3_benchmarks, k_v4_test_cases,      k_v5_triggers,
-    k_v6_poll_heads, k_v7_gpu_samples, k_v8_rerun,      k_v9_trigger_identity};
+// Version 10: several `kiln serve` replicas on one database (docs/scale-out.md). A trigger is
+// claimed by one replica (claimed_by: its id, HOST:PID:START_TIME; NULL: by a server before
+// replicas), and every replica beats in replicas, so that the running triggers of one that
+// stopped beating are run by another.
+constexpr std::string_view k_v10_replicas = R"sql(
+ALTER TABLE triggers ADD COLUMN claimed_by TEXT;
+CREATE TABLE replicas (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  start_time INTEGER NOT NULL,
+  heartbeat_at INTEGER NOT NULL
+);
+)sql";
+
+constexpr std::array<std::string_view, 10> k_migrations = {
+    k_v1_core,       k_v2_gpus,        k_v3_benchmarks, k_v4_test_cases,       k_v5_triggers,
+    k_v6_poll_heads, k_v7_gpu_samples, k_v8_rerun,      k_v9_trigger_identity, k_v10_replicas};
 
 }  // namespace
 
@@ -266,29 +281,29 @@ std::span<const std::string_view> schema_migrations() { return k_migrations; }
 
 int latest_schema_version() { return static_cast<int>(k_migrations.size()); }
 
-Result<int> migrate(sqlite::Database& db, std::span<const std::string_view> scripts) {
+Result<int> migrate(sql::Database& db, std::span<const std::string_view> scripts) {
   const auto known = static_cast<std::int64_t>(scripts.size());
   auto check_version = [&](std::int64_t version) -> Status {
     if (version > known) {
       return fail(ErrorCode::unsupported,
                   "database {} has schema version {}, newer than the {} this kiln knows; "
                   "use a newer kiln or another --store",
-                  db.path().string(), version, known);
+                  db.name(), version, known);
     }
     if (version < 0) {
-      return fail(ErrorCode::io_error, "database {} has a negative schema version {}",
-                  db.path().string(), version);
+      return fail(ErrorCode::io_error, "database {} has a negative schema version {}", db.name(),
+                  version);
     }
     return {};
   };
   // Fast path, no write lock: most opens find the database current.
-  KILN_TRY(std::int64_t found, db.query_int("PRAGMA user_version"));
+  KILN_TRY(std::int64_t found, db.schema_version());
   KILN_TRY_VOID(check_version(found));
   if (found == known) return static_cast<int>(found);
 
-  KILN_TRY(auto transaction, sqlite::Transaction::begin(db));
+  KILN_TRY(auto transaction, sql::Transaction::begin(db));
   // Read again under the write lock: another process may have migrated meanwhile.
-  KILN_TRY(found, db.query_int("PRAGMA user_version"));
+  KILN_TRY(found, db.schema_version());
   KILN_TRY_VOID(check_version(found));
   for (auto version = found; version < known; ++version) {
     if (auto applied = db.exec(scripts[static_cast<std::size_t>(version)]); !applied) {
@@ -298,7 +313,7 @@ Result<int> migrate(sqlite::Database& db, std::span<const std::string_view> scri
       return std::unexpected(std::move(error));
     }
   }
-  KILN_TRY_VOID(db.exec(fmt::format("PRAGMA user_version = {}", known)));
+  KILN_TRY_VOID(db.set_schema_version(known));
   KILN_TRY_VOID(transaction.commit());
   return static_cast<int>(found);
 }

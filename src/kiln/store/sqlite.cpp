@@ -9,33 +9,12 @@
 namespace kiln::store::sqlite {
 namespace {
 
-// Statements are written over several lines; an error message wants them on one.
-std::string one_line(std::string_view sql) {
-  constexpr std::size_t k_max_length = 300;
-  std::string line;
-  bool space = false;
-  for (char c : sql) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      space = !line.empty();
-      continue;
-    }
-    if (space) line += ' ';
-    space = false;
-    line += c;
-    if (line.size() >= k_max_length) {
-      line += "...";
-      break;
-    }
-  }
-  return line;
-}
-
 Error make_sqlite_error(sqlite3* db, int code, std::string_view sql) {
   const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
   const char* message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code);
   return Error{ErrorCode::io_error,
                fmt::format("database {}: {} (code {}) in: {}", file != nullptr ? file : "?",
-                           message, code, one_line(sql)),
+                           message, code, sql::one_line(sql)),
                {}};
 }
 
@@ -44,7 +23,8 @@ Error make_sqlite_error(sqlite3* db, int code, std::string_view sql) {
 void ConnectionCloser::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
 void StatementFinalizer::operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
 
-Result<Database> Database::open(const std::filesystem::path& path, int busy_timeout_ms) {
+Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path,
+                                                 int busy_timeout_ms) {
   // A store holds job logs, and logs can hold what a job printed of its secrets: a new database
   // is readable by its owner only (SQLite gives its -wal and -shm files the same mode). A file
   // that exists keeps its mode, so a host store made group-writable on purpose stays so.
@@ -61,20 +41,20 @@ Result<Database> Database::open(const std::filesystem::path& path, int busy_time
   }
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, busy_timeout_ms);
-  Database db(std::move(owned), path);
-  KILN_TRY_VOID(db.exec("PRAGMA foreign_keys = ON"));
+  std::unique_ptr<Database> db(new Database(std::move(owned), path));
+  KILN_TRY_VOID(db->exec("PRAGMA foreign_keys = ON"));
   // journal_mode answers with the mode it ended in; anything but "wal" (a read-only
   // directory, a file system without shared memory) would silently lose concurrency.
   constexpr std::string_view k_wal_sql = "PRAGMA journal_mode = WAL";
-  KILN_TRY(Statement wal, db.prepare(k_wal_sql));
-  KILN_TRY(bool has_row, wal.step());
-  std::string mode = has_row ? wal.text(0) : std::string{};
-  wal.reset();
+  KILN_TRY(auto wal, db->prepare(k_wal_sql));
+  KILN_TRY(bool has_row, wal->step());
+  std::string mode = has_row ? wal->text(0) : std::string{};
+  wal->reset();
   if (mode != "wal") {
     return fail(ErrorCode::io_error, "database {}: cannot switch to WAL mode (mode is '{}')",
                 path.string(), mode);
   }
-  KILN_TRY_VOID(db.exec("PRAGMA synchronous = NORMAL"));
+  KILN_TRY_VOID(db->exec("PRAGMA synchronous = NORMAL"));
   return db;
 }
 
@@ -85,29 +65,40 @@ Status Database::exec(std::string_view sql) {
   return {};
 }
 
-Result<Statement> Database::prepare(std::string_view sql) {
+Result<std::unique_ptr<sql::Statement>> Database::prepare(std::string_view sql) {
   sqlite3_stmt* raw = nullptr;
   int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()),
                               SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
   std::unique_ptr<sqlite3_stmt, StatementFinalizer> owned(raw);
   if (rc != SQLITE_OK) return std::unexpected(error(sql, rc));
   if (raw == nullptr) return fail(ErrorCode::internal, "empty SQL statement: '{}'", sql);
-  return Statement(std::move(owned));
+  return std::unique_ptr<sql::Statement>(new Statement(std::move(owned)));
 }
 
 Result<std::int64_t> Database::query_int(std::string_view sql) {
-  KILN_TRY(Statement statement, prepare(sql));
-  KILN_TRY(bool has_row, statement.step());
+  KILN_TRY(auto statement, prepare(sql));
+  KILN_TRY(bool has_row, statement->step());
   if (!has_row) return fail(ErrorCode::internal, "no row from '{}'", sql);
-  return statement.int64(0);
+  return statement->int64(0);
 }
 
-std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_.get()); }
+Result<std::int64_t> Database::last_insert_id() { return sqlite3_last_insert_rowid(db_.get()); }
 
 int Database::changes() const { return sqlite3_changes(db_.get()); }
 
-Error Database::error(std::string_view sql) const {
-  return make_sqlite_error(db_.get(), sqlite3_extended_errcode(db_.get()), sql);
+Status Database::begin(Mode mode) {
+  return exec(mode == Mode::write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+}
+
+Status Database::commit() { return exec("COMMIT"); }
+
+// Failing to roll back leaves nothing better to do; SQLite rolls back on close anyway.
+void Database::rollback() { (void)exec("ROLLBACK"); }
+
+Result<std::int64_t> Database::schema_version() { return query_int("PRAGMA user_version"); }
+
+Status Database::set_schema_version(std::int64_t version) {
+  return exec(fmt::format("PRAGMA user_version = {}", version));
 }
 
 Error Database::error(std::string_view sql, int code) const {
@@ -128,28 +119,16 @@ Statement& Statement::bind(int index, std::string_view text) {
   return *this;
 }
 
-Statement& Statement::bind(int index, std::optional<std::int64_t> value) {
-  return value ? bind(index, *value) : bind_null(index);
-}
-
-Statement& Statement::bind(int index, std::optional<int> value) {
-  return value ? bind(index, static_cast<std::int64_t>(*value)) : bind_null(index);
-}
-
 Statement& Statement::bind(int index, double value) {
   int rc = sqlite3_bind_double(statement_.get(), index, value);
   if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
   return *this;
 }
 
-Statement& Statement::bind_null(int index) {
+Statement& Statement::bind_null(int index, sql::Type /*type*/) {
   int rc = sqlite3_bind_null(statement_.get(), index);
   if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
   return *this;
-}
-
-Statement& Statement::bind_time(int index, std::int64_t ms) {
-  return ms == 0 ? bind_null(index) : bind(index, ms);
 }
 
 Result<bool> Statement::step() {
@@ -163,11 +142,6 @@ Result<bool> Statement::step() {
   if (rc == SQLITE_DONE) return false;
   last_error_code_ = rc;
   return std::unexpected(make_sqlite_error(db, rc, sql()));
-}
-
-Status Statement::run() {
-  KILN_TRY_VOID(step());
-  return {};
 }
 
 void Statement::reset() {
@@ -185,11 +159,6 @@ std::int64_t Statement::int64(int column) const {
   return sqlite3_column_int64(statement_.get(), column);
 }
 
-std::optional<std::int64_t> Statement::optional_int64(int column) const {
-  if (is_null(column)) return std::nullopt;
-  return int64(column);
-}
-
 std::string Statement::text(int column) const {
   const auto* data = sqlite3_column_text(statement_.get(), column);
   if (data == nullptr) return {};
@@ -204,26 +173,25 @@ std::string_view Statement::sql() const {
   return text != nullptr ? std::string_view(text) : std::string_view{};
 }
 
-Result<Transaction> Transaction::begin(Database& db, Mode mode) {
-  KILN_TRY_VOID(db.exec(mode == Mode::write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"));
-  return Transaction(&db);
+std::optional<sql::Type> Statement::column_type(int column) const {
+  switch (sqlite3_column_type(statement_.get(), column)) {
+    case SQLITE_NULL:
+      return std::nullopt;
+    case SQLITE_INTEGER:
+      return sql::Type::integer;
+    case SQLITE_FLOAT:
+      return sql::Type::real;
+    default:
+      return sql::Type::text;
+  }
 }
 
-Status Transaction::commit() {
-  KILN_TRY_VOID(db_->exec("COMMIT"));
-  db_ = nullptr;
-  return {};
+sql::Violation Statement::violation() const {
+  if (last_error_code_ == SQLITE_CONSTRAINT_UNIQUE ||
+      last_error_code_ == SQLITE_CONSTRAINT_PRIMARYKEY)
+    return sql::Violation::unique;
+  if (last_error_code_ == SQLITE_CONSTRAINT_FOREIGNKEY) return sql::Violation::foreign_key;
+  return sql::Violation::none;
 }
-
-Transaction::~Transaction() {
-  // Failing to roll back leaves nothing better to do; SQLite rolls back on close anyway.
-  if (db_ != nullptr) (void)db_->exec("ROLLBACK");
-}
-
-bool is_unique_violation(int code) {
-  return code == SQLITE_CONSTRAINT_UNIQUE || code == SQLITE_CONSTRAINT_PRIMARYKEY;
-}
-
-bool is_foreign_key_violation(int code) { return code == SQLITE_CONSTRAINT_FOREIGNKEY; }
 
 }  // namespace kiln::store::sqlite

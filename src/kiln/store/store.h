@@ -164,6 +164,18 @@ class Store {
                                std::string_view sha) = 0;
   // How many triggers are in each status (statuses with none are absent): GET /metrics.
   virtual Result<std::map<TriggerStatus, std::int64_t>> count_triggers() = 0;
+
+  // Several `kiln serve` replicas on one database (schema version 10, docs/scale-out.md); a
+  // replica is a process (ProcessIdentity). claim_trigger turns a queued trigger running for
+  // this process, atomically: true for the one replica that claimed it, false when it was not
+  // queued (claimed by another, cancelled).
+  virtual Result<bool> claim_trigger(std::int64_t trigger_id) = 0;
+  // This process says it is alive (at `now`, 0: now).
+  virtual Status beat(TimeMs now) = 0;
+  // The running triggers whose claimer is gone: claimed by no replica (a server before
+  // replicas), by one that never beat or last beat before `stale_before` (another host's that
+  // died), or by a dead process of this host (at once). Another replica runs them again.
+  virtual Result<std::vector<std::int64_t>> list_orphaned_triggers(TimeMs stale_before) = 0;
 };
 
 }  // namespace kiln::store

@@ -158,6 +158,13 @@ class MaskingStore final : public store::Store {
   Result<std::map<store::TriggerStatus, std::int64_t>> count_triggers() override {
     return inner_.count_triggers();
   }
+  Result<bool> claim_trigger(std::int64_t trigger_id) override {
+    return inner_.claim_trigger(trigger_id);
+  }
+  Status beat(store::TimeMs now) override { return inner_.beat(now); }
+  Result<std::vector<std::int64_t>> list_orphaned_triggers(store::TimeMs stale_before) override {
+    return inner_.list_orphaned_triggers(stale_before);
+  }
 
  private:
   std::string mask(const std::string& text) const { return masker_.mask(text); }

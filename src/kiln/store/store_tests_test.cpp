@@ -3,16 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "kiln/store/sqlite_store.h"
-#include "kiln/store/test_support.h"
+#include "kiln/store/store_backends_test_support.h"
 
 namespace kiln::store {
 namespace {
 
-class TestCaseStoreTest : public testing::TempDirTest {
+class TestCaseStoreTest : public testing::StoreBackendTest {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    auto opened = open_sqlite_store(db_path());
+    StoreBackendTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto opened = try_open_store();
     ASSERT_TRUE(opened) << opened.error().to_string();
     store_ = std::move(*opened);
   }
@@ -54,7 +55,7 @@ class TestCaseStoreTest : public testing::TempDirTest {
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(TestCaseStoreTest, RoundTripKeepsEveryField) {
+TEST_P(TestCaseStoreTest, RoundTripKeepsEveryField) {
   auto ids = run_with_job("c0ffee");
   auto c = test_case(ids, "test_read", "failed", 1'700'000'000'000);
   c.message = "assert 1 == 2";
@@ -86,7 +87,7 @@ TEST_F(TestCaseStoreTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(back.time, 1'700'000'000'000);
 }
 
-TEST_F(TestCaseStoreTest, FiltersSelectRunsTestsAndFailures) {
+TEST_P(TestCaseStoreTest, FiltersSelectRunsTestsAndFailures) {
   auto first = run_with_job("c0ffee");
   auto second = run_with_job("c0ffee");
   std::vector<TestCase> rows = {
@@ -134,7 +135,7 @@ TEST_F(TestCaseStoreTest, FiltersSelectRunsTestsAndFailures) {
   EXPECT_EQ(newest->front().name, "test_c");
 }
 
-TEST_F(TestCaseStoreTest, BadRowsAreRejectedAndNothingIsWritten) {
+TEST_P(TestCaseStoreTest, BadRowsAreRejectedAndNothingIsWritten) {
   auto ids = run_with_job("c0ffee");
   std::vector<TestCase> rows = {test_case(ids, "test_a", "passed", 1000),
                                 test_case(ids, "test_b", "exploded", 1000)};
@@ -149,6 +150,8 @@ TEST_F(TestCaseStoreTest, BadRowsAreRejectedAndNothingIsWritten) {
   EXPECT_EQ(added.error().code, ErrorCode::not_found);
   EXPECT_TRUE(store_->list_test_cases({})->empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, TestCaseStoreTest, testing::backends(), testing::backend_name);
 
 }  // namespace
 }  // namespace kiln::store

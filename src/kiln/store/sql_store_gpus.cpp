@@ -1,19 +1,19 @@
-// SqliteStore: GPU leases and quarantine (see store.h). Everything is scoped to this host.
+// SqlStore: GPU leases and quarantine (see store.h). Everything is scoped to this host.
 
 #include "kiln/store/process_identity.h"
-#include "kiln/store/sqlite_store_impl.h"
+#include "kiln/store/sql_store_impl.h"
 
 namespace kiln::store {
 
-using sqlite::StatementUse;
-using sqlite::Transaction;
+using sql::StatementUse;
+using sql::Transaction;
 
 namespace {
 
 #define KILN_SQL_LEASE_COLUMNS \
   "gpu_uuid, holder, job_token, run_id, owner_pid, owner_start_time, granted_at"
 
-GpuLease read_lease(const sqlite::Statement& row, const std::string& host) {
+GpuLease read_lease(const sql::Statement& row, const std::string& host) {
   GpuLease lease;
   lease.gpu_uuid = row.text(0);
   lease.holder = row.text(1);
@@ -26,7 +26,7 @@ GpuLease read_lease(const sqlite::Statement& row, const std::string& host) {
 
 }  // namespace
 
-Result<std::vector<GpuLease>> SqliteStore::reclaim_gpu_leases_locked() {
+Result<std::vector<GpuLease>> SqlStore::reclaim_gpu_leases_locked() {
   static constexpr std::string_view k_select =
       "SELECT " KILN_SQL_LEASE_COLUMNS " FROM gpu_leases WHERE host = ?1 ORDER BY gpu_uuid";
   static constexpr std::string_view k_delete =
@@ -56,14 +56,14 @@ Result<std::vector<GpuLease>> SqliteStore::reclaim_gpu_leases_locked() {
   return dead;
 }
 
-Result<bool> SqliteStore::acquire_gpu_leases(std::span<const GpuLease> leases) {
+Result<bool> SqlStore::acquire_gpu_leases(std::span<const GpuLease> leases) {
   static constexpr std::string_view k_held =
       "SELECT 1 FROM gpu_leases WHERE host = ?1 AND gpu_uuid = ?2";
   static constexpr std::string_view k_insert =
       "INSERT INTO gpu_leases (host, " KILN_SQL_LEASE_COLUMNS
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-  MutexLock lock(mutex_);
-  KILN_TRY(auto transaction, Transaction::begin(db_));
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto transaction, Transaction::begin(*db_));
   KILN_TRY_VOID(reclaim_gpu_leases_locked());
   for (const auto& lease : leases) {
     KILN_TRY(auto* statement, cached(k_held));
@@ -92,38 +92,38 @@ Result<bool> SqliteStore::acquire_gpu_leases(std::span<const GpuLease> leases) {
   return true;
 }
 
-Status SqliteStore::release_gpu_leases(std::string_view job_token) {
+Status SqlStore::release_gpu_leases(std::string_view job_token) {
   static constexpr std::string_view k_sql =
       "DELETE FROM gpu_leases WHERE host = ?1 AND job_token = ?2";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_).bind(2, job_token);
   return use->run();
 }
 
-Status SqliteStore::set_gpu_lease_holder(std::string_view job_token, std::string_view holder) {
+Status SqlStore::set_gpu_lease_holder(std::string_view job_token, std::string_view holder) {
   static constexpr std::string_view k_sql =
       "UPDATE gpu_leases SET holder = ?3 WHERE host = ?1 AND job_token = ?2";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_).bind(2, job_token).bind(3, holder);
   return use->run();
 }
 
-Result<std::vector<GpuLease>> SqliteStore::reclaim_gpu_leases() {
-  MutexLock lock(mutex_);
-  KILN_TRY(auto transaction, Transaction::begin(db_));
+Result<std::vector<GpuLease>> SqlStore::reclaim_gpu_leases() {
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto transaction, Transaction::begin(*db_));
   KILN_TRY(auto dead, reclaim_gpu_leases_locked());
   KILN_TRY_VOID(transaction.commit());
   return dead;
 }
 
-Result<std::vector<GpuLease>> SqliteStore::list_gpu_leases() {
+Result<std::vector<GpuLease>> SqlStore::list_gpu_leases() {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_LEASE_COLUMNS " FROM gpu_leases WHERE host = ?1 ORDER BY gpu_uuid";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_);
@@ -136,12 +136,14 @@ Result<std::vector<GpuLease>> SqliteStore::list_gpu_leases() {
   return leases;
 }
 
-Status SqliteStore::quarantine_gpu(const GpuQuarantine& record) {
+Status SqlStore::quarantine_gpu(const GpuQuarantine& record) {
   static constexpr std::string_view k_sql =
-      "INSERT OR REPLACE INTO gpu_quarantine "
+      "INSERT INTO gpu_quarantine "
       "(host, gpu_uuid, reason, since, memory_limit_mib, manual_release) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-  MutexLock lock(mutex_);
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (host, gpu_uuid) DO UPDATE SET "
+      "reason = excluded.reason, since = excluded.since, "
+      "memory_limit_mib = excluded.memory_limit_mib, manual_release = excluded.manual_release";
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_)
@@ -153,23 +155,23 @@ Status SqliteStore::quarantine_gpu(const GpuQuarantine& record) {
   return use->run();
 }
 
-Result<bool> SqliteStore::release_gpu_quarantine(std::string_view gpu_uuid) {
+Result<bool> SqlStore::release_gpu_quarantine(std::string_view gpu_uuid) {
   static constexpr std::string_view k_sql =
       "DELETE FROM gpu_quarantine WHERE host = ?1 AND gpu_uuid = ?2";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_).bind(2, gpu_uuid);
   KILN_TRY_VOID(use->run());
-  return db_.changes() > 0;
+  return db_->changes() > 0;
 }
 
-Result<std::vector<GpuQuarantine>> SqliteStore::list_gpu_quarantine() {
+Result<std::vector<GpuQuarantine>> SqlStore::list_gpu_quarantine() {
   static constexpr std::string_view k_sql =
       "SELECT gpu_uuid, reason, since, memory_limit_mib, manual_release FROM gpu_quarantine "
       "WHERE host = ?1 "
       "ORDER BY gpu_uuid";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, host_);

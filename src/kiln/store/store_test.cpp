@@ -1,13 +1,13 @@
 #include "kiln/store/sqlite_store.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <fstream>
 
 #include "kiln/store/migrations.h"
 #include "kiln/store/process_identity.h"
-#include "kiln/store/test_support.h"
+#include "kiln/store/sqlite.h"
+#include "kiln/store/store_backends_test_support.h"
 
 namespace kiln::store {
 namespace {
@@ -37,45 +37,38 @@ Job sample_job(std::int64_t run_id, std::string key) {
   return job;
 }
 
-class SqliteStoreTest : public testing::TempDirTest {
+class StoreTest : public testing::StoreBackendTest {
  protected:
-  std::unique_ptr<Store> open() {
-    auto store = open_sqlite_store(db_path());
-    EXPECT_TRUE(store) << store.error().to_string();
-    return store ? std::move(*store) : nullptr;
-  }
+  std::unique_ptr<Store> open() { return open_store(); }
 
-  static std::int64_t user_version(const std::filesystem::path& path) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* statement = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &statement, nullptr), SQLITE_OK);
-    EXPECT_EQ(sqlite3_step(statement), SQLITE_ROW);
-    std::int64_t version = sqlite3_column_int64(statement, 0);
-    sqlite3_finalize(statement);
-    sqlite3_close(db);
-    return version;
+  // The version the database records (SQLite's user_version, PostgreSQL's kiln_schema).
+  std::int64_t schema_version() {
+    auto db = raw_database();
+    auto version = db->schema_version();
+    EXPECT_TRUE(version) << version.error().to_string();
+    return version ? *version : -1;
   }
-
-  static void set_user_version(const std::filesystem::path& path, int version) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    auto sql = fmt::format("PRAGMA user_version = {}", version);
-    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
+  void set_schema_version(std::int64_t version) {
+    auto db = raw_database();
+    ASSERT_TRUE(db->set_schema_version(version));
   }
 };
 
-TEST_F(SqliteStoreTest, OpenCreatesDirectoriesAndTheLatestSchemaInWalMode) {
+// What only SQLite's file has: its directory, its WAL, a file that is not a database.
+class SqliteFileTest : public testing::TempDirTest {};
+
+TEST_F(SqliteFileTest, OpenCreatesDirectoriesAndTheLatestSchemaInWalMode) {
   ASSERT_FALSE(std::filesystem::exists(db_path().parent_path()));
-  auto store = open();
-  ASSERT_TRUE(store);
+  auto store = open_sqlite_store(db_path());
+  ASSERT_TRUE(store) << store.error().to_string();
   EXPECT_TRUE(std::filesystem::exists(db_path()));
-  EXPECT_EQ(user_version(db_path()), latest_schema_version());
+  auto db = sqlite::Database::open(db_path(), 1000);
+  ASSERT_TRUE(db);
+  EXPECT_EQ(*(*db)->schema_version(), latest_schema_version());
   EXPECT_TRUE(std::filesystem::exists(db_path().string() + "-wal"));
 }
 
-TEST_F(SqliteStoreTest, ReopeningKeepsEverything) {
+TEST_P(StoreTest, ReopeningKeepsEverything) {
   std::int64_t run_id = 0;
   std::int64_t job_id = 0;
   {
@@ -98,22 +91,23 @@ TEST_F(SqliteStoreTest, ReopeningKeepsEverything) {
   ASSERT_TRUE(logs);
   ASSERT_EQ(logs->size(), 1u);
   EXPECT_EQ((*logs)[0].text, "Set up job");
-  EXPECT_EQ(user_version(db_path()), latest_schema_version());
+  EXPECT_EQ(schema_version(), latest_schema_version());
 }
 
-TEST_F(SqliteStoreTest, DatabaseFromAFutureKilnIsRefused) {
+TEST_P(StoreTest, DatabaseFromAFutureKilnIsRefused) {
   {
     ASSERT_TRUE(open());
   }
-  set_user_version(db_path(), latest_schema_version() + 1);
-  auto store = open_sqlite_store(db_path());
+  set_schema_version(latest_schema_version() + 1);
+  auto store = try_open_store();
   ASSERT_FALSE(store);
   EXPECT_EQ(store.error().code, ErrorCode::unsupported);
-  EXPECT_NE(store.error().message.find(db_path().string()), std::string::npos);
+  EXPECT_NE(store.error().message.find(postgres() ? url_ : db_path().string()), std::string::npos)
+      << store.error().message;
   EXPECT_NE(store.error().message.find("newer kiln"), std::string::npos) << store.error().message;
 }
 
-TEST_F(SqliteStoreTest, NotADatabaseIsAnIoErrorWithSqlitesMessage) {
+TEST_F(SqliteFileTest, NotADatabaseIsAnIoErrorWithSqlitesMessage) {
   std::filesystem::create_directories(db_path().parent_path());
   std::ofstream(db_path()) << std::string(4096, 'x');
   auto store = open_sqlite_store(db_path());
@@ -124,7 +118,7 @@ TEST_F(SqliteStoreTest, NotADatabaseIsAnIoErrorWithSqlitesMessage) {
   EXPECT_NE(store.error().message.find("in: PRAGMA"), std::string::npos) << store.error().message;
 }
 
-TEST_F(SqliteStoreTest, RunNumbersCountPerWorkflow) {
+TEST_P(StoreTest, RunNumbersCountPerWorkflow) {
   auto store = open();
   auto a1 = store->create_run(sample_run("a.yml"));
   auto a2 = store->create_run(sample_run("a.yml"));
@@ -138,7 +132,7 @@ TEST_F(SqliteStoreTest, RunNumbersCountPerWorkflow) {
   EXPECT_EQ(a1->owner, current_process());
 }
 
-TEST_F(SqliteStoreTest, ListRunsNewestFirstWithLimitFilterAndPaging) {
+TEST_P(StoreTest, ListRunsNewestFirstWithLimitFilterAndPaging) {
   auto store = open();
   std::vector<std::int64_t> ids;
   for (int i = 0; i < 5; ++i) {
@@ -163,7 +157,7 @@ TEST_F(SqliteStoreTest, ListRunsNewestFirstWithLimitFilterAndPaging) {
   EXPECT_EQ(older->back().id, ids[0]);
 }
 
-TEST_F(SqliteStoreTest, StatusChangesSetTimesOnce) {
+TEST_P(StoreTest, StatusChangesSetTimesOnce) {
   auto store = open();
   auto run = *store->create_run(sample_run());
   ASSERT_TRUE(store->set_run_status(run.id, RunStatus::running, 100));
@@ -188,7 +182,7 @@ TEST_F(SqliteStoreTest, StatusChangesSetTimesOnce) {
   EXPECT_EQ(job.finished_at, 130);
 }
 
-TEST_F(SqliteStoreTest, RunDetailRoundTripsJobsAndSteps) {
+TEST_P(StoreTest, RunDetailRoundTripsJobsAndSteps) {
   auto store = open();
   auto run = *store->create_run(sample_run());
   run.status = RunStatus::running;
@@ -268,7 +262,7 @@ TEST_F(SqliteStoreTest, RunDetailRoundTripsJobsAndSteps) {
   EXPECT_TRUE(detail->jobs[1].steps.empty());
 }
 
-TEST_F(SqliteStoreTest, DuplicateKeysAreInvalidInput) {
+TEST_P(StoreTest, DuplicateKeysAreInvalidInput) {
   auto store = open();
   auto run = *store->create_run(sample_run());
   auto job_id = *store->create_job(sample_job(run.id, "same"));
@@ -287,7 +281,7 @@ TEST_F(SqliteStoreTest, DuplicateKeysAreInvalidInput) {
   EXPECT_TRUE(store->create_job(sample_job(other.id, "same")));
 }
 
-TEST_F(SqliteStoreTest, UnknownIdsAreNotFound) {
+TEST_P(StoreTest, UnknownIdsAreNotFound) {
   auto store = open();
   constexpr std::int64_t k_missing = 424242;
   auto expect_not_found = [](const auto& result, std::string_view what) {
@@ -333,7 +327,7 @@ TEST_F(SqliteStoreTest, UnknownIdsAreNotFound) {
   EXPECT_EQ(wrong.error().code, ErrorCode::not_found);
 }
 
-TEST_F(SqliteStoreTest, LogsComeBackInOrderFromASequenceNumber) {
+TEST_P(StoreTest, LogsComeBackInOrderFromASequenceNumber) {
   auto store = open();
   auto run = *store->create_run(sample_run());
   auto a = *store->create_job(sample_job(run.id, "a"));
@@ -378,7 +372,7 @@ TEST_F(SqliteStoreTest, LogsComeBackInOrderFromASequenceNumber) {
   EXPECT_TRUE(store->read_logs({.run_id = run.id, .after_seq = all[4].seq})->empty());
 }
 
-TEST_F(SqliteStoreTest, ArtifactsByRunAndName) {
+TEST_P(StoreTest, ArtifactsByRunAndName) {
   auto store = open();
   auto run = *store->create_run(sample_run());
   auto job = *store->create_job(sample_job(run.id, "j"));
@@ -427,7 +421,7 @@ TEST_F(SqliteStoreTest, ArtifactsByRunAndName) {
   EXPECT_TRUE(store->create_artifact(wheel));
 }
 
-TEST_F(SqliteStoreTest, TextIsStoredExactly) {
+TEST_P(StoreTest, TextIsStoredExactly) {
   auto store = open();
   auto run = *store->create_run(sample_run());
   auto job = *store->create_job(sample_job(run.id, "j"));
@@ -437,9 +431,32 @@ TEST_F(SqliteStoreTest, TextIsStoredExactly) {
   ASSERT_TRUE(store->append_log({.job_id = job, .text = tricky}));
   auto logs = *store->read_logs({.run_id = run.id});
   ASSERT_EQ(logs.size(), 1u);
-  EXPECT_EQ(logs[0].text, tricky);
+  if (postgres()) {
+    // PostgreSQL's text holds no NUL byte: it becomes U+FFFD (postgres_dialect.h).
+    std::string replaced = tricky;
+    replaced.replace(replaced.find('\0'), 1, "\xEF\xBF\xBD");
+    EXPECT_EQ(logs[0].text, replaced);
+  } else {
+    EXPECT_EQ(logs[0].text, tricky);
+  }
   EXPECT_TRUE(store->get_run(run.id));  // the table is still there
 }
+
+TEST_P(StoreTest, InvalidUtf8IsKeptAsALine) {
+  auto store = open();
+  auto run = *store->create_run(sample_run());
+  auto job = *store->create_job(sample_job(run.id, "j"));
+  const std::string bytes = "progress \xff\xfe 50% \xe2\x82";
+  ASSERT_TRUE(store->append_log({.job_id = job, .text = bytes}));
+  auto logs = *store->read_logs({.run_id = run.id});
+  ASSERT_EQ(logs.size(), 1u);
+  // SQLite keeps the bytes; PostgreSQL refuses invalid UTF-8, so each bad byte is U+FFFD.
+  EXPECT_EQ(logs[0].text, postgres() ? "progress \xEF\xBF\xBD\xEF\xBF\xBD 50% "
+                                       "\xEF\xBF\xBD\xEF\xBF\xBD"
+                                     : bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, testing::backends(), testing::backend_name);
 
 }  // namespace
 }  // namespace kiln::store

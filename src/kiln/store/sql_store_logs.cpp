@@ -1,12 +1,11 @@
-// SqliteStore, continued: logs, artifacts and crash recovery (see sqlite_store_impl.h).
+// SqlStore, continued: logs, artifacts and crash recovery (see sql_store_impl.h).
 
-#include <filesystem>
 #include <utility>
 
 #include "kiln/store/log_journal.h"
 #include "kiln/store/process_identity.h"
-#include "kiln/store/sqlite_rows.h"
-#include "kiln/store/sqlite_store_impl.h"
+#include "kiln/store/sql_rows.h"
+#include "kiln/store/sql_store_impl.h"
 
 // The states mark_interrupted takes away from a dead owner.
 #define KILN_SQL_ACTIVE_RUN "('queued', 'running')"
@@ -23,12 +22,13 @@ using rows::read_all;
 using rows::read_artifact;
 using rows::read_log_chunk;
 using rows::sql_limit;
-using sqlite::StatementUse;
-using sqlite::Transaction;
+using sql::Statement;
+using sql::StatementUse;
+using sql::Transaction;
 
 // --- logs -------------------------------------------------------------------------------
 
-Result<std::int64_t> SqliteStore::append_log_locked(const LogLine& line) {
+Result<std::int64_t> SqlStore::append_log_locked(const LogLine& line) {
   // The run id comes from the job row; no row means no such job.
   static constexpr std::string_view k_sql =
       "INSERT INTO log_chunks (run_id, job_id, step_index, stream, text, time) "
@@ -41,19 +41,19 @@ Result<std::int64_t> SqliteStore::append_log_locked(const LogLine& line) {
       .bind(4, line.text)
       .bind(5, line.time != 0 ? line.time : now_ms());
   KILN_TRY_VOID(use->run());
-  if (db_.changes() == 0) return fail(ErrorCode::not_found, "no job with id {}", line.job_id);
-  return db_.last_insert_rowid();
+  if (db_->changes() == 0) return fail(ErrorCode::not_found, "no job with id {}", line.job_id);
+  return db_->last_insert_id();
 }
 
-Result<std::int64_t> SqliteStore::append_log(const LogLine& line) {
-  MutexLock lock(mutex_);
+Result<std::int64_t> SqlStore::append_log(const LogLine& line) {
+  std::lock_guard lock(mutex_);
   return append_log_locked(line);
 }
 
-Result<std::int64_t> SqliteStore::append_logs(std::span<const LogLine> lines) {
-  MutexLock lock(mutex_);
+Result<std::int64_t> SqlStore::append_logs(std::span<const LogLine> lines) {
+  std::lock_guard lock(mutex_);
   if (lines.empty()) return 0;
-  KILN_TRY(auto transaction, Transaction::begin(db_));
+  KILN_TRY(auto transaction, Transaction::begin(*db_));
   std::int64_t last = 0;
   for (const auto& line : lines) {
     KILN_TRY(last, append_log_locked(line));
@@ -62,16 +62,11 @@ Result<std::int64_t> SqliteStore::append_logs(std::span<const LogLine> lines) {
   return last;
 }
 
-Result<std::unique_ptr<LogWriter>> SqliteStore::open_log_writer(std::int64_t job_id) {
-  std::filesystem::path db_path;
-  {
-    MutexLock lock(mutex_);
-    db_path = db_.path();
-  }
-  return open_journaled_log_writer(*this, journal_dir(db_path), job_id);
+Result<std::unique_ptr<LogWriter>> SqlStore::open_log_writer(std::int64_t job_id) {
+  return open_journaled_log_writer(*this, journal_dir_, job_id);
 }
 
-Result<std::vector<LogChunk>> SqliteStore::read_logs(const LogQuery& query) {
+Result<std::vector<LogChunk>> SqlStore::read_logs(const LogQuery& query) {
   static constexpr std::string_view k_run_sql = "SELECT " KILN_SQL_LOG_COLUMNS
                                                 " FROM log_chunks WHERE run_id = ?1 AND seq > ?2 "
                                                 "ORDER BY seq LIMIT ?3";
@@ -81,7 +76,7 @@ Result<std::vector<LogChunk>> SqliteStore::read_logs(const LogQuery& query) {
       "AND seq > ?2 ORDER BY seq LIMIT ?3";
   static constexpr std::string_view k_job_of_run_sql =
       "SELECT 1 FROM jobs WHERE id = ?1 AND run_id = ?2";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::vector<LogChunk> chunks;
   {
     KILN_TRY(auto* statement, cached(query.job_id ? k_job_sql : k_run_sql));
@@ -109,7 +104,7 @@ Result<std::vector<LogChunk>> SqliteStore::read_logs(const LogQuery& query) {
 
 // --- artifacts --------------------------------------------------------------------------
 
-Result<std::int64_t> SqliteStore::create_artifact(const Artifact& artifact) {
+Result<std::int64_t> SqlStore::create_artifact(const Artifact& artifact) {
   static constexpr std::string_view k_sql =
       "INSERT INTO artifacts (run_id, job_id, name, path, size_bytes, file_count, created_at, "
       "retention_days, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
@@ -118,7 +113,7 @@ Result<std::int64_t> SqliteStore::create_artifact(const Artifact& artifact) {
   if (expires_at == 0 && artifact.retention_days > 0) {
     expires_at = created_at + artifact.retention_days * k_ms_per_day;
   }
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, artifact.run_id)
@@ -131,23 +126,23 @@ Result<std::int64_t> SqliteStore::create_artifact(const Artifact& artifact) {
       .bind(8, artifact.retention_days)
       .bind_time(9, expires_at);
   if (auto done = use->run(); !done) {
-    if (sqlite::is_foreign_key_violation(use->last_error_code())) {
+    if (use->violation() == sql::Violation::foreign_key) {
       return fail(ErrorCode::not_found, "no run with id {} (or no job with id {})", artifact.run_id,
                   artifact.job_id.value_or(0));
     }
-    if (sqlite::is_unique_violation(use->last_error_code())) {
+    if (use->violation() == sql::Violation::unique) {
       return fail(ErrorCode::invalid_input, "run {} already has an artifact named '{}'",
                   artifact.run_id, artifact.name);
     }
     return std::unexpected(done.error());
   }
-  return db_.last_insert_rowid();
+  return db_->last_insert_id();
 }
 
-Result<std::vector<Artifact>> SqliteStore::list_artifacts(std::int64_t run_id) {
+Result<std::vector<Artifact>> SqlStore::list_artifacts(std::int64_t run_id) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_ARTIFACT_COLUMNS " FROM artifacts WHERE run_id = ?1 ORDER BY name";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::vector<Artifact> artifacts;
   {
     KILN_TRY(auto* statement, cached(k_sql));
@@ -159,10 +154,10 @@ Result<std::vector<Artifact>> SqliteStore::list_artifacts(std::int64_t run_id) {
   return artifacts;
 }
 
-Result<Artifact> SqliteStore::find_artifact(std::int64_t run_id, std::string_view name) {
+Result<Artifact> SqlStore::find_artifact(std::int64_t run_id, std::string_view name) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_ARTIFACT_COLUMNS " FROM artifacts WHERE run_id = ?1 AND name = ?2";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   {
     KILN_TRY(auto* statement, cached(k_sql));
     StatementUse use(*statement);
@@ -174,25 +169,25 @@ Result<Artifact> SqliteStore::find_artifact(std::int64_t run_id, std::string_vie
   return fail(ErrorCode::not_found, "run {} has no artifact named '{}'", run_id, name);
 }
 
-Status SqliteStore::delete_artifact(std::int64_t artifact_id) {
+Status SqlStore::delete_artifact(std::int64_t artifact_id) {
   static constexpr std::string_view k_sql = "DELETE FROM artifacts WHERE id = ?1";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, artifact_id);
   KILN_TRY_VOID(use->run());
-  if (db_.changes() == 0) {
+  if (db_->changes() == 0) {
     return fail(ErrorCode::not_found, "no artifact with id {}", artifact_id);
   }
   return {};
 }
 
-Result<std::vector<Artifact>> SqliteStore::list_expired_artifacts(TimeMs now) {
+Result<std::vector<Artifact>> SqlStore::list_expired_artifacts(TimeMs now) {
   static constexpr std::string_view k_sql =
       "SELECT " KILN_SQL_ARTIFACT_COLUMNS
       " FROM artifacts "
       "WHERE expires_at IS NOT NULL AND expires_at <= ?1 ORDER BY expires_at, id";
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
   use->bind(1, now);
@@ -201,7 +196,7 @@ Result<std::vector<Artifact>> SqliteStore::list_expired_artifacts(TimeMs now) {
 
 // --- crash recovery ---------------------------------------------------------------------
 
-Result<std::vector<std::int64_t>> SqliteStore::mark_interrupted(TimeMs now) {
+Result<std::vector<std::int64_t>> SqlStore::mark_interrupted(TimeMs now) {
   static constexpr std::string_view k_active_sql =
       "SELECT id, owner_pid, owner_start_time, owner_host FROM runs "
       "WHERE status IN " KILN_SQL_ACTIVE_RUN " ORDER BY id";
@@ -217,7 +212,7 @@ Result<std::vector<std::int64_t>> SqliteStore::mark_interrupted(TimeMs now) {
       "UPDATE jobs SET status = 'interrupted', finished_at = COALESCE(finished_at, ?2) "
       "WHERE run_id = ?1 AND status IN " KILN_SQL_ACTIVE_JOB;
   if (now == 0) now = now_ms();
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::vector<std::int64_t> orphans;
   {
     KILN_TRY(auto* statement, cached(k_active_sql));
@@ -233,14 +228,14 @@ Result<std::vector<std::int64_t>> SqliteStore::mark_interrupted(TimeMs now) {
   if (orphans.empty()) return orphans;
 
   std::vector<std::int64_t> marked;
-  KILN_TRY(auto transaction, Transaction::begin(db_));
+  KILN_TRY(auto transaction, Transaction::begin(*db_));
   for (std::int64_t run_id : orphans) {
     {
       KILN_TRY(auto* statement, cached(k_run_sql));
       StatementUse use(*statement);
       use->bind(1, run_id).bind(2, now);
       KILN_TRY_VOID(use->run());
-      if (db_.changes() == 0) continue;
+      if (db_->changes() == 0) continue;
     }
     for (auto sql : {k_steps_sql, k_jobs_sql}) {
       KILN_TRY(auto* statement, cached(sql));

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "kiln/store/sqlite_store.h"
-#include "kiln/store/test_support.h"
+#include "kiln/store/store_backends_test_support.h"
 
 namespace kiln::store {
 namespace {
@@ -21,16 +24,16 @@ Trigger push_trigger(std::string delivery) {
   return trigger;
 }
 
-class TriggerStoreTest : public testing::TempDirTest {
+class TriggerStoreTest : public testing::StoreBackendTest {
  protected:
   std::unique_ptr<Store> open() {
-    auto store = open_sqlite_store(db_path());
+    auto store = try_open_store();
     EXPECT_TRUE(store) << store.error().message;
     return std::move(*store);
   }
 };
 
-TEST_F(TriggerStoreTest, DuplicateDeliveryIsNotCreatedAgainEvenAfterReopen) {
+TEST_P(TriggerStoreTest, DuplicateDeliveryIsNotCreatedAgainEvenAfterReopen) {
   std::int64_t first_id = 0;
   {
     auto store = open();
@@ -54,7 +57,7 @@ TEST_F(TriggerStoreTest, DuplicateDeliveryIsNotCreatedAgainEvenAfterReopen) {
   EXPECT_EQ(all->size(), 2u);
 }
 
-TEST_F(TriggerStoreTest, ASecondTriggerWithTheSameIdentityIsAReplayEvenAfterReopen) {
+TEST_P(TriggerStoreTest, ASecondTriggerWithTheSameIdentityIsAReplayEvenAfterReopen) {
   {
     auto store = open();
     auto first = push_trigger("d-1");
@@ -77,7 +80,7 @@ TEST_F(TriggerStoreTest, ASecondTriggerWithTheSameIdentityIsAReplayEvenAfterReop
   ASSERT_TRUE(none_a && none_a->has_value() && none_b && none_b->has_value());
 }
 
-TEST_F(TriggerStoreTest, TriggersWithoutDeliveryAreNeverDuplicates) {
+TEST_P(TriggerStoreTest, TriggersWithoutDeliveryAreNeverDuplicates) {
   auto store = open();
   auto a = store->create_trigger(push_trigger(""));
   auto b = store->create_trigger(push_trigger(""));
@@ -89,7 +92,7 @@ TEST_F(TriggerStoreTest, TriggersWithoutDeliveryAreNeverDuplicates) {
   EXPECT_EQ(read->delivery, "");
 }
 
-TEST_F(TriggerStoreTest, UpdateAndListByStatus) {
+TEST_P(TriggerStoreTest, UpdateAndListByStatus) {
   auto store = open();
   auto id = store->create_trigger(push_trigger("x"));
   ASSERT_TRUE(id && id->has_value());
@@ -127,12 +130,12 @@ TEST_F(TriggerStoreTest, UpdateAndListByStatus) {
 namespace kiln::store {
 namespace {
 
-class PollHeadStoreTest : public testing::TempDirTest {};
+class PollHeadStoreTest : public testing::StoreBackendTest {};
 
-TEST_F(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
+TEST_P(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
   const std::string a(40, 'a'), b(40, 'b');
   {
-    auto store = open_sqlite_store(db_path());
+    auto store = try_open_store();
     ASSERT_TRUE(store) << store.error().message;
     auto none = (*store)->get_poll_head("acme/widgets", "refs/heads/main");
     ASSERT_TRUE(none) << none.error().message;
@@ -141,7 +144,7 @@ TEST_F(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
     ASSERT_TRUE((*store)->set_poll_head("acme/widgets", "refs/heads/main", b));
     ASSERT_TRUE((*store)->set_poll_head("acme/widgets", "refs/heads/dev", a));
   }
-  auto store = open_sqlite_store(db_path());
+  auto store = try_open_store();
   ASSERT_TRUE(store) << store.error().message;
   auto main = (*store)->get_poll_head("acme/widgets", "refs/heads/main");
   ASSERT_TRUE(main && main->has_value());
@@ -154,10 +157,10 @@ TEST_F(PollHeadStoreTest, LastSeenCommitPerBranchSurvivesReopen) {
   EXPECT_FALSE(other->has_value());
 }
 
-class RerunStoreTest : public testing::TempDirTest {};
+class RerunStoreTest : public testing::StoreBackendTest {};
 
-TEST_F(RerunStoreTest, CountsByStatusAndTheRerunField) {
-  auto store = open_sqlite_store(db_path());
+TEST_P(RerunStoreTest, CountsByStatusAndTheRerunField) {
+  auto store = try_open_store();
   ASSERT_TRUE(store) << store.error().message;
   auto none = (*store)->count_triggers();
   ASSERT_TRUE(none);
@@ -184,8 +187,8 @@ TEST_F(RerunStoreTest, CountsByStatusAndTheRerunField) {
   EXPECT_FALSE(counts->contains(TriggerStatus::finished));
 }
 
-TEST_F(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
-  auto store = open_sqlite_store(db_path());
+TEST_P(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
+  auto store = try_open_store();
   ASSERT_TRUE(store) << store.error().message;
   store::Run run;
   run.repository = "acme/widgets";
@@ -215,6 +218,53 @@ TEST_F(RerunStoreTest, AReRunIsTheNextAttemptWithTheSameNumber) {
   ASSERT_TRUE(third);
   EXPECT_EQ(third->number, 3);
 }
+
+TEST_P(TriggerStoreTest, OneOfTwoClaimsWinsAndADeadClaimersTriggersAreOrphaned) {
+  auto first = try_open_store();
+  auto second = try_open_store();  // its own connection, as another replica's
+  ASSERT_TRUE(first && second);
+  auto queued = [&](std::string delivery) {
+    Trigger trigger;
+    trigger.delivery = std::move(delivery);
+    trigger.repository = "acme/widgets";
+    trigger.event = "push";
+    trigger.status = TriggerStatus::queued;
+    return **(*first)->create_trigger(trigger);
+  };
+  const auto id = queued("d1");
+  std::atomic<int> claimed{0};
+  std::thread a([&] { claimed += (*first)->claim_trigger(id).value_or(false) ? 1 : 0; });
+  std::thread b([&] { claimed += (*second)->claim_trigger(id).value_or(false) ? 1 : 0; });
+  a.join();
+  b.join();
+  EXPECT_EQ(claimed.load(), 1);
+  EXPECT_EQ((*second)->get_trigger(id)->status, TriggerStatus::running);
+  EXPECT_FALSE(*(*first)->claim_trigger(id));  // running: not claimed again
+
+  // This process beat at 1000: stale before 2000, not before 500.
+  ASSERT_TRUE((*first)->beat(1000));
+  EXPECT_EQ(*(*second)->list_orphaned_triggers(2000), std::vector<std::int64_t>{id});
+  EXPECT_TRUE((*second)->list_orphaned_triggers(500)->empty());
+  ASSERT_TRUE((*first)->beat(3000));
+  EXPECT_TRUE((*second)->list_orphaned_triggers(2000)->empty());
+
+  // A claimer of this host that died is gone at once, however fresh its last beat.
+  const auto other = queued("d2");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto own = try_open_store();
+    _exit(own && (*own)->claim_trigger(other).value_or(false) && (*own)->beat(5000) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(*(*second)->list_orphaned_triggers(2000), std::vector<std::int64_t>{other});
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TriggerStoreTest, testing::backends(), testing::backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, PollHeadStoreTest, testing::backends(), testing::backend_name);
+INSTANTIATE_TEST_SUITE_P(Backends, RerunStoreTest, testing::backends(), testing::backend_name);
 
 }  // namespace
 }  // namespace kiln::store

@@ -4,16 +4,17 @@
 #include <gtest/gtest.h>
 
 #include "kiln/store/sqlite_store.h"
-#include "kiln/store/test_support.h"
+#include "kiln/store/store_backends_test_support.h"
 
 namespace kiln::store {
 namespace {
 
-class GpuSampleStoreTest : public testing::TempDirTest {
+class GpuSampleStoreTest : public testing::StoreBackendTest {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    auto opened = open_sqlite_store(db_path());
+    StoreBackendTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto opened = try_open_store();
     ASSERT_TRUE(opened) << opened.error().to_string();
     store_ = std::move(*opened);
     store::Run run;
@@ -49,7 +50,7 @@ class GpuSampleStoreTest : public testing::TempDirTest {
   std::int64_t job_id_ = 0;
 };
 
-TEST_F(GpuSampleStoreTest, RoundTripKeepsEveryField) {
+TEST_P(GpuSampleStoreTest, RoundTripKeepsEveryField) {
   auto s = sample(1, 1'700'000'000'123, 40960);
   s.utilization_pct = 87.5;
   s.memory_utilization_pct = 31;
@@ -87,7 +88,7 @@ TEST_F(GpuSampleStoreTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(r.processes, s.processes);
 }
 
-TEST_F(GpuSampleStoreTest, UnknownReadingsStayUnknown) {
+TEST_P(GpuSampleStoreTest, UnknownReadingsStayUnknown) {
   auto s = sample(0, 1000, 5);
   s.power_w = std::numeric_limits<double>::quiet_NaN();  // not a reading
   ASSERT_TRUE(store_->add_gpu_samples(std::vector{s}));
@@ -101,7 +102,7 @@ TEST_F(GpuSampleStoreTest, UnknownReadingsStayUnknown) {
   EXPECT_EQ((*rows)[0].processes, nlohmann::json::array());
 }
 
-TEST_F(GpuSampleStoreTest, ListsByGpuThenTime) {
+TEST_P(GpuSampleStoreTest, ListsByGpuThenTime) {
   ASSERT_TRUE(store_->add_gpu_samples(
       std::vector{sample(1, 2000, 1), sample(0, 3000, 2), sample(1, 1000, 3), sample(0, 1000, 4)}));
   auto rows = store_->list_gpu_samples(job_id_);
@@ -112,7 +113,7 @@ TEST_F(GpuSampleStoreTest, ListsByGpuThenTime) {
             (std::vector<std::pair<int, TimeMs>>{{0, 1000}, {0, 3000}, {1, 1000}, {1, 2000}}));
 }
 
-TEST_F(GpuSampleStoreTest, AnUnknownJobStoresNothingOfTheBatch) {
+TEST_P(GpuSampleStoreTest, AnUnknownJobStoresNothingOfTheBatch) {
   auto bad = sample(0, 2000, 1);
   bad.job_id = 999;
   auto added = store_->add_gpu_samples(std::vector{sample(0, 1000, 1), bad});
@@ -121,7 +122,7 @@ TEST_F(GpuSampleStoreTest, AnUnknownJobStoresNothingOfTheBatch) {
   EXPECT_TRUE(store_->list_gpu_samples(job_id_)->empty());
 }
 
-TEST_F(GpuSampleStoreTest, DeletesById) {
+TEST_P(GpuSampleStoreTest, DeletesById) {
   auto ids = store_->add_gpu_samples(
       std::vector{sample(0, 1000, 1), sample(0, 2000, 2), sample(0, 3000, 3)});
   ASSERT_TRUE(ids);
@@ -132,10 +133,12 @@ TEST_F(GpuSampleStoreTest, DeletesById) {
   EXPECT_EQ((*rows)[0].time, 1000);
   EXPECT_EQ((*rows)[1].time, 3000);
   // A reader in another connection sees the rows (they were committed).
-  auto other = open_sqlite_store(db_path());
+  auto other = try_open_store();
   ASSERT_TRUE(other);
   EXPECT_EQ((*other)->list_gpu_samples(job_id_)->size(), 2u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, GpuSampleStoreTest, testing::backends(), testing::backend_name);
 
 }  // namespace
 }  // namespace kiln::store

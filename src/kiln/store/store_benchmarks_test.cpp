@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/store/sqlite_store.h"
-#include "kiln/store/test_support.h"
+#include "kiln/store/store_backends_test_support.h"
 
 namespace kiln::store {
 namespace {
@@ -25,18 +25,19 @@ BenchmarkResult result(std::string benchmark, double value, TimeMs time) {
   return r;
 }
 
-class BenchmarkStoreTest : public testing::TempDirTest {
+class BenchmarkStoreTest : public testing::StoreBackendTest {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    auto opened = open_sqlite_store(db_path());
+    StoreBackendTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto opened = try_open_store();
     ASSERT_TRUE(opened) << opened.error().to_string();
     store_ = std::move(*opened);
   }
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(BenchmarkStoreTest, RoundTripKeepsEveryField) {
+TEST_P(BenchmarkStoreTest, RoundTripKeepsEveryField) {
   auto r = result("BM_Copy/1024", 101.25, 1'700'000'000'000);
   r.samples = {100.5, 101.25, 0.1 + 0.2};
   r.extra = {{"threshold", 10}};
@@ -66,7 +67,7 @@ TEST_F(BenchmarkStoreTest, RoundTripKeepsEveryField) {
   EXPECT_FALSE(back.run_id);
 }
 
-TEST_F(BenchmarkStoreTest, SeriesAreSeparatedByBranchTestbedAndMetric) {
+TEST_P(BenchmarkStoreTest, SeriesAreSeparatedByBranchTestbedAndMetric) {
   std::vector<BenchmarkResult> rows;
   rows.push_back(result("BM_A", 1, 1000));
   rows.push_back(result("BM_A", 2, 2000));
@@ -96,7 +97,7 @@ TEST_F(BenchmarkStoreTest, SeriesAreSeparatedByBranchTestbedAndMetric) {
   EXPECT_EQ(series->size(), 3u);
 }
 
-TEST_F(BenchmarkStoreTest, LimitKeepsTheNewestInTimeOrder) {
+TEST_P(BenchmarkStoreTest, LimitKeepsTheNewestInTimeOrder) {
   std::vector<BenchmarkResult> rows;
   for (int i = 0; i < 10; ++i) rows.push_back(result("BM_A", i, 1000 * (10 - i)));  // newest first
   ASSERT_TRUE(store_->add_benchmark_results(rows));
@@ -111,7 +112,7 @@ TEST_F(BenchmarkStoreTest, LimitKeepsTheNewestInTimeOrder) {
   EXPECT_EQ(newest->at(2).value, 0);
 }
 
-TEST_F(BenchmarkStoreTest, RunFiltersSelectAndExcludeARun) {
+TEST_P(BenchmarkStoreTest, RunFiltersSelectAndExcludeARun) {
   store::Run run;
   run.repository = "acme/kernels";
   run.workflow_path = "ci.yml";
@@ -140,7 +141,7 @@ TEST_F(BenchmarkStoreTest, RunFiltersSelectAndExcludeARun) {
   EXPECT_EQ(others->front().value, 1);
 }
 
-TEST_F(BenchmarkStoreTest, CommitPrefixSelectsACommit) {
+TEST_P(BenchmarkStoreTest, CommitPrefixSelectsACommit) {
   std::vector<BenchmarkResult> rows = {result("BM_A", 1, 1000), result("BM_A", 2, 2000)};
   rows[0].commit_sha = "0123abcd";
   rows[1].commit_sha = "0199ffff";
@@ -159,7 +160,7 @@ TEST_F(BenchmarkStoreTest, CommitPrefixSelectsACommit) {
   EXPECT_EQ(bad.error().code, ErrorCode::invalid_input);
 }
 
-TEST_F(BenchmarkStoreTest, BadRowsAreRejectedAndNothingIsWritten) {
+TEST_P(BenchmarkStoreTest, BadRowsAreRejectedAndNothingIsWritten) {
   std::vector<BenchmarkResult> rows = {result("BM_A", 1, 1000), result("BM_B", 2, 2000)};
   rows[1].direction = "sideways";
   auto added = store_->add_benchmark_results(rows);
@@ -177,6 +178,8 @@ TEST_F(BenchmarkStoreTest, BadRowsAreRejectedAndNothingIsWritten) {
   ASSERT_TRUE(listed);
   EXPECT_TRUE(listed->empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, BenchmarkStoreTest, testing::backends(), testing::backend_name);
 
 }  // namespace
 }  // namespace kiln::store

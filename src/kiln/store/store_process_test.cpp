@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,7 +16,7 @@
 
 #include "kiln/store/process_identity.h"
 #include "kiln/store/sqlite_store.h"
-#include "kiln/store/test_support.h"
+#include "kiln/store/store_backends_test_support.h"
 
 namespace kiln::store {
 namespace {
@@ -31,10 +32,10 @@ Run running_run(const ProcessIdentity& owner) {
   return run;
 }
 
-class SqliteStoreProcessTest : public testing::TempDirTest {
+class StoreProcessTest : public testing::StoreBackendTest {
  protected:
   std::unique_ptr<Store> open() {
-    auto store = open_sqlite_store(db_path());
+    auto store = try_open_store();
     EXPECT_TRUE(store) << store.error().to_string();
     return store ? std::move(*store) : nullptr;
   }
@@ -60,8 +61,9 @@ bool read_value(int fd, std::int64_t& value) {
 // The child: a stand-in for `kiln run`. It owns a run (pid 0: "the calling process"), starts a
 // job and a step, then appends log lines forever, reporting on the pipe the run id, the job
 // id and then the seq of every line once its append has returned (is committed).
-[[noreturn]] void child_writer(const std::filesystem::path& db, int fd) {
-  auto store = open_sqlite_store(db);
+[[noreturn]] void child_writer(const std::function<Result<std::unique_ptr<Store>>()>& open,
+                               int fd) {
+  auto store = open();
   if (!store) _exit(1);
   Run run;
   run.repository = "/src/project";
@@ -91,14 +93,14 @@ bool read_value(int fd, std::int64_t& value) {
   }
 }
 
-TEST_F(SqliteStoreProcessTest, KilledOwnerIsInterruptedAndKeepsEveryCommittedLine) {
+TEST_P(StoreProcessTest, KilledOwnerIsInterruptedAndKeepsEveryCommittedLine) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(fds[0]);
-    child_writer(db_path(), fds[1]);
+    child_writer([&] { return try_open_store(); }, fds[1]);
   }
   close(fds[1]);
   testing::ChildGuard guard(child);
@@ -164,7 +166,7 @@ TEST_F(SqliteStoreProcessTest, KilledOwnerIsInterruptedAndKeepsEveryCommittedLin
   EXPECT_TRUE(store->mark_interrupted(now_ms())->empty());
 }
 
-TEST_F(SqliteStoreProcessTest, OnlyRunsOfDeadOwnersOnThisHostAreInterrupted) {
+TEST_P(StoreProcessTest, OnlyRunsOfDeadOwnersOnThisHostAreInterrupted) {
   auto store = open();
   auto self = current_process();
   ProcessIdentity reused_pid = self;
@@ -205,7 +207,7 @@ TEST_F(SqliteStoreProcessTest, OnlyRunsOfDeadOwnersOnThisHostAreInterrupted) {
   EXPECT_EQ(store->get_job(waiting_id)->status, JobStatus::interrupted);
 }
 
-TEST_F(SqliteStoreProcessTest, ConcurrentAppendsFromManyThreads) {
+TEST_P(StoreProcessTest, ConcurrentAppendsFromManyThreads) {
   auto store = open();
   auto run = *store->create_run(running_run(current_process()));
   constexpr int k_threads = 8;
@@ -264,7 +266,7 @@ TEST_F(SqliteStoreProcessTest, ConcurrentAppendsFromManyThreads) {
   EXPECT_EQ(shared.size(), 2 * k_per_thread);
 }
 
-TEST_F(SqliteStoreProcessTest, TwoStoresOnOneFileSeeEachOther) {
+TEST_P(StoreProcessTest, TwoStoresOnOneFileSeeEachOther) {
   auto writer = open();  // like `kiln run`
   auto reader = open();  // like `kiln runs` or `kiln logs` meanwhile
   ASSERT_TRUE(writer && reader);
@@ -324,6 +326,8 @@ TEST_F(SqliteStoreProcessTest, TwoStoresOnOneFileSeeEachOther) {
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ(listed->front().status, RunStatus::success);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreProcessTest, testing::backends(), testing::backend_name);
 
 }  // namespace
 }  // namespace kiln::store

@@ -1,7 +1,8 @@
 #pragma once
-// Internal to the SQLite store: the column lists of each table and the mapping between rows
-// and the records of records.h, shared by the files of SqliteStore.
+// Internal to the store (sql_store_impl.h): the column lists of each table and the mapping between
+// rows and the records of records.h, shared by the files of SqlStore.
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,7 +11,7 @@
 
 #include "kiln/core/result.h"
 #include "kiln/store/records.h"
-#include "kiln/store/sqlite.h"
+#include "kiln/store/sql.h"
 
 // Column lists, in the order the read_* functions expect them.
 #define KILN_SQL_RUN_COLUMNS                                                              \
@@ -33,21 +34,21 @@ namespace kiln::store::rows {
 // Never throws: invalid UTF-8 in a value (a matrix entry, an output) is replaced, not fatal.
 std::string json_text(const nlohmann::json& value);
 // An empty column reads as null; text that is not JSON is an io_error (a damaged database).
-Result<nlohmann::json> read_json(const sqlite::Statement& row, int column);
-std::optional<int> read_optional_int(const sqlite::Statement& row, int column);
-Result<std::optional<Conclusion>> read_conclusion(const sqlite::Statement& row, int column);
-void bind_conclusion(sqlite::Statement& statement, int index, std::optional<Conclusion> conclusion);
+Result<nlohmann::json> read_json(const sql::Statement& row, int column);
+std::optional<int> read_optional_int(const sql::Statement& row, int column);
+Result<std::optional<Conclusion>> read_conclusion(const sql::Statement& row, int column);
+void bind_conclusion(sql::Statement& statement, int index, std::optional<Conclusion> conclusion);
 
 // One record from the current row of a statement that selected KILN_SQL_<RECORD>_COLUMNS.
-Result<Run> read_run(const sqlite::Statement& row);
-Result<Job> read_job(const sqlite::Statement& row);
-Result<Step> read_step(const sqlite::Statement& row);
-Result<Artifact> read_artifact(const sqlite::Statement& row);
-Result<LogChunk> read_log_chunk(const sqlite::Statement& row);
+Result<Run> read_run(const sql::Statement& row);
+Result<Job> read_job(const sql::Statement& row);
+Result<Step> read_step(const sql::Statement& row);
+Result<Artifact> read_artifact(const sql::Statement& row);
+Result<LogChunk> read_log_chunk(const sql::Statement& row);
 
 // Reads every row of a statement with `read` (one of the read_* above).
 template <class T, class Reader>
-Result<std::vector<T>> read_all(sqlite::Statement& statement, Reader read) {
+Result<std::vector<T>> read_all(sql::Statement& statement, Reader read) {
   std::vector<T> records;
   while (true) {
     KILN_TRY(bool has_row, statement.step());
@@ -58,7 +59,9 @@ Result<std::vector<T>> read_all(sqlite::Statement& statement, Reader read) {
   return records;
 }
 
-// SQLite's "no limit" is a negative LIMIT.
-inline std::int64_t sql_limit(int limit) { return limit > 0 ? limit : -1; }
+// "No limit" (limit <= 0) as a LIMIT both databases take (PostgreSQL refuses a negative one).
+inline std::int64_t sql_limit(int limit) {
+  return limit > 0 ? limit : std::numeric_limits<std::int64_t>::max();
+}
 
 }  // namespace kiln::store::rows

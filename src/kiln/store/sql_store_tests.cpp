@@ -1,9 +1,9 @@
-// SqliteStore, continued: test cases from JUnit XML (see sqlite_store_impl.h).
+// SqlStore, continued: test cases from JUnit XML (see sql_store_impl.h).
 
 #include <cmath>
 
-#include "kiln/store/sqlite_rows.h"
-#include "kiln/store/sqlite_store_impl.h"
+#include "kiln/store/sql_rows.h"
+#include "kiln/store/sql_store_impl.h"
 
 #define KILN_SQL_TEST_CASE_COLUMNS                                                        \
   "id, run_id, job_id, repository, commit_sha, suite, classname, name, status, seconds, " \
@@ -12,7 +12,7 @@
 namespace kiln::store {
 namespace {
 
-TestCase read_test_case(const sqlite::Statement& row) {
+TestCase read_test_case(const sql::Statement& row) {
   TestCase c;
   c.id = row.int64(0);
   c.run_id = row.int64(1);
@@ -47,20 +47,20 @@ Status check(const TestCase& c) {
 
 }  // namespace
 
-Result<std::vector<std::int64_t>> SqliteStore::add_test_cases(std::span<const TestCase> cases) {
+Result<std::vector<std::int64_t>> SqlStore::add_test_cases(std::span<const TestCase> cases) {
   static constexpr std::string_view k_sql =
       "INSERT INTO test_cases (run_id, job_id, repository, commit_sha, suite, classname, name, "
       "status, seconds, message, details, output, file, flaky, time) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
   for (const auto& c : cases) KILN_TRY_VOID(check(c));
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::vector<std::int64_t> ids;
   if (cases.empty()) return ids;
-  KILN_TRY(auto transaction, sqlite::Transaction::begin(db_));
+  KILN_TRY(auto transaction, sql::Transaction::begin(*db_));
   const TimeMs now = now_ms();
   for (const auto& c : cases) {
     KILN_TRY(auto* statement, cached(k_sql));
-    sqlite::StatementUse use(*statement);
+    sql::StatementUse use(*statement);
     use->bind(1, c.run_id)
         .bind(2, c.job_id)
         .bind(3, c.repository)
@@ -77,18 +77,19 @@ Result<std::vector<std::int64_t>> SqliteStore::add_test_cases(std::span<const Te
         .bind(14, c.flaky ? 1 : 0)
         .bind(15, c.time != 0 ? c.time : now);
     if (auto done = use->run(); !done) {
-      if (sqlite::is_foreign_key_violation(use->last_error_code()))
+      if (use->violation() == sql::Violation::foreign_key)
         return fail(ErrorCode::not_found, "no run with id {} (or no job with id {})", c.run_id,
                     c.job_id);
       return std::unexpected(done.error());
     }
-    ids.push_back(db_.last_insert_rowid());
+    KILN_TRY(std::int64_t id, db_->last_insert_id());
+    ids.push_back(id);
   }
   KILN_TRY_VOID(transaction.commit());
   return ids;
 }
 
-Result<std::vector<TestCase>> SqliteStore::list_test_cases(const TestCaseQuery& query) {
+Result<std::vector<TestCase>> SqlStore::list_test_cases(const TestCaseQuery& query) {
   // The newest `limit` rows, turned back to oldest first.
   static constexpr std::string_view k_sql =
       "SELECT * FROM (SELECT " KILN_SQL_TEST_CASE_COLUMNS
@@ -96,10 +97,10 @@ Result<std::vector<TestCase>> SqliteStore::list_test_cases(const TestCaseQuery& 
       "AND (?3 IS NULL OR run_id != ?3) AND (?4 = '' OR repository = ?4) "
       "AND (?5 = '' OR commit_sha = ?5) AND (?6 = '' OR classname = ?6) "
       "AND (?7 = '' OR name = ?7) AND (?8 = 0 OR status IN ('failed', 'error')) "
-      "ORDER BY time DESC, id DESC LIMIT ?9) ORDER BY time, id";
-  MutexLock lock(mutex_);
+      "ORDER BY time DESC, id DESC LIMIT ?9) AS newest ORDER BY time, id";
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
-  sqlite::StatementUse use(*statement);
+  sql::StatementUse use(*statement);
   use->bind(1, query.run_id)
       .bind(2, query.job_id)
       .bind(3, query.exclude_run_id)
@@ -110,7 +111,7 @@ Result<std::vector<TestCase>> SqliteStore::list_test_cases(const TestCaseQuery& 
       .bind(8, query.failed_only ? 1 : 0)
       .bind(9, rows::sql_limit(query.limit));
   return rows::read_all<TestCase>(
-      *use, [](const sqlite::Statement& row) -> Result<TestCase> { return read_test_case(row); });
+      *use, [](const sql::Statement& row) -> Result<TestCase> { return read_test_case(row); });
 }
 
 }  // namespace kiln::store

@@ -1,22 +1,26 @@
 #pragma once
-// Internal to the SQLite store: the SqliteStore class, whose members are defined in
-// sqlite_store.cpp (runs, jobs, steps, opening), sqlite_store_logs.cpp (logs, artifacts,
-// crash recovery) and sqlite_store_benchmarks.cpp (benchmark results), sqlite_store_tests.cpp (test
-// results), sqlite_store_gpu_samples.cpp (GPU samples).
+// Internal to the store: SqlStore, the one Store over both databases (sql.h: SQLite, PostgreSQL),
+// whose members are defined in sql_store.cpp (runs, jobs, steps, opening), sql_store_logs.cpp
+// (logs, artifacts, crash recovery), sql_store_benchmarks.cpp (benchmark results),
+// sql_store_tests.cpp (test results), sql_store_gpu_samples.cpp (GPU samples), sql_store_gpus.cpp
+// (GPU leases, quarantine) and sql_store_triggers.cpp (kiln serve's events).
 
+#include <filesystem>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
-#include "kiln/core/thread_annotations.h"
-#include "kiln/store/sqlite.h"
+#include "kiln/store/sql.h"
 #include "kiln/store/store.h"
 
 namespace kiln::store {
 
-class SqliteStore final : public Store {
+class SqlStore final : public Store {
  public:
-  explicit SqliteStore(sqlite::Database db);
+  // `journal_dir`: where open_log_writer() keeps its journals (log_journal.h).
+  SqlStore(std::unique_ptr<sql::Database> db, std::filesystem::path journal_dir);
 
   Result<Run> create_run(const Run& run) override;
   Status update_run(const Run& run) override;
@@ -79,29 +83,41 @@ class SqliteStore final : public Store {
   Status set_poll_head(std::string_view repository, std::string_view ref,
                        std::string_view sha) override;
   Result<std::map<TriggerStatus, std::int64_t>> count_triggers() override;
+  Result<bool> claim_trigger(std::int64_t trigger_id) override;
+  Status beat(TimeMs now) override;
+  Result<std::vector<std::int64_t>> list_orphaned_triggers(TimeMs stale_before) override;
 
  private:
   // The prepared statement for `sql`, prepared on first use. `sql` must be a string with
-  // static storage (the constants in this file): it is the cache key.
-  Result<sqlite::Statement*> cached(std::string_view sql) REQUIRES(mutex_);
-  Result<Run> get_run_locked(std::int64_t run_id) REQUIRES(mutex_);
-  Result<std::vector<Job>> list_jobs_locked(std::int64_t run_id) REQUIRES(mutex_);
-  Status require_row_locked(std::string_view sql, std::int64_t id, std::string_view what)
-      REQUIRES(mutex_);
-  Result<std::int64_t> append_log_locked(const LogLine& line) REQUIRES(mutex_);
+  // static storage (the constants in this file): it is the cache key. Requires mutex_.
+  Result<sql::Statement*> cached(std::string_view sql);
+  // Every *_locked function requires mutex_.
+  Result<Run> get_run_locked(std::int64_t run_id);
+  Result<std::vector<Job>> list_jobs_locked(std::int64_t run_id);
+  Status require_row_locked(std::string_view sql, std::int64_t id, std::string_view what);
+  Result<std::int64_t> append_log_locked(const LogLine& line);
   // The status update shared by runs and jobs: `sql` sets the status (?2) and stamps started_at
   // (when ?4) or finished_at (when ?5) once with ?3, for the row ?1.
-  Result<std::vector<GpuLease>> reclaim_gpu_leases_locked() REQUIRES(mutex_);
+  Result<std::vector<GpuLease>> reclaim_gpu_leases_locked();
   Status set_status(std::string_view sql, std::int64_t id, std::string_view status, bool starts,
-                    bool ends, TimeMs at, std::string_view what) EXCLUDES(mutex_);
+                    bool ends, TimeMs at, std::string_view what);
 
-  Mutex mutex_;  // one connection serves every thread
-  sqlite::Database db_ GUARDED_BY(mutex_);
-  std::unordered_map<std::string_view, sqlite::Statement> cache_ GUARDED_BY(mutex_);
+  std::mutex mutex_;  // guards db_ and cache_: one connection serves every thread
+  std::unique_ptr<sql::Database> db_;
+  std::unordered_map<std::string_view, std::unique_ptr<sql::Statement>> cache_;
+  std::filesystem::path journal_dir_;
   std::string host_;  // runs of other hosts are never judged by mark_interrupted
+  ProcessIdentity self_;
+  std::string replica_;  // HOST:PID:START_TIME of this process
 };
 
 inline constexpr std::string_view k_run_exists = "SELECT 1 FROM runs WHERE id = ?1";
 inline constexpr std::string_view k_job_exists = "SELECT 1 FROM jobs WHERE id = ?1";
+
+// Migrates `db` (migrations.h), opens the store over it, marks the runs of dead owners
+// interrupted (when asked) and imports the journals dead kilns left in `journal_dir`.
+Result<std::unique_ptr<Store>> open_sql_store(std::unique_ptr<sql::Database> db,
+                                              std::filesystem::path journal_dir,
+                                              bool mark_interrupted_on_open);
 
 }  // namespace kiln::store

@@ -10,7 +10,7 @@
 
 #include "kiln/store/process_identity.h"
 #include "kiln/store/sqlite_store.h"
-#include "kiln/store/test_support.h"
+#include "kiln/store/store_backends_test_support.h"
 
 namespace kiln::store {
 namespace {
@@ -24,16 +24,16 @@ GpuLease lease(std::string uuid, std::string token) {
   return l;
 }
 
-class GpuLeaseTest : public testing::TempDirTest {
+class GpuLeaseTest : public testing::StoreBackendTest {
  protected:
   std::unique_ptr<Store> open() {
-    auto store = open_sqlite_store(db_path());
+    auto store = try_open_store();
     EXPECT_TRUE(store) << store.error().to_string();
     return store ? std::move(*store) : nullptr;
   }
 };
 
-TEST_F(GpuLeaseTest, AllOrNothingAndReleaseByToken) {
+TEST_P(GpuLeaseTest, AllOrNothingAndReleaseByToken) {
   auto store = open();
   std::vector<GpuLease> first = {lease("GPU-a", "job-1"), lease("GPU-b", "job-1")};
   ASSERT_EQ(store->acquire_gpu_leases(first).value_or(false), true);
@@ -56,7 +56,7 @@ TEST_F(GpuLeaseTest, AllOrNothingAndReleaseByToken) {
   ASSERT_TRUE(store->release_gpu_leases("no-such-job"));
 }
 
-TEST_F(GpuLeaseTest, TheHolderOfAJobsLeasesCanBeRenamed) {
+TEST_P(GpuLeaseTest, TheHolderOfAJobsLeasesCanBeRenamed) {
   auto store = open();
   std::vector<GpuLease> leases = {lease("GPU-a", "job-1"), lease("GPU-b", "job-2")};
   ASSERT_EQ(store->acquire_gpu_leases(leases).value_or(false), true);
@@ -68,14 +68,14 @@ TEST_F(GpuLeaseTest, TheHolderOfAJobsLeasesCanBeRenamed) {
   EXPECT_EQ((*held)[1].holder, "project: CI / job-2");
 }
 
-TEST_F(GpuLeaseTest, LeasesOfAKilledOwnerAreReclaimed) {
+TEST_P(GpuLeaseTest, LeasesOfAKilledOwnerAreReclaimed) {
   auto store = open();
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   pid_t child = fork();
   if (child == 0) {
     close(ready[0]);
-    auto own = open_sqlite_store(db_path());
+    auto own = try_open_store();
     std::vector<GpuLease> mine = {lease("GPU-a", "crashed-job")};
     if (!own || !(*own)->acquire_gpu_leases(mine).value_or(false)) _exit(1);
     char byte = 1;
@@ -105,7 +105,7 @@ TEST_F(GpuLeaseTest, LeasesOfAKilledOwnerAreReclaimed) {
   ASSERT_EQ(store->acquire_gpu_leases(want).value_or(false), true);
 }
 
-TEST_F(GpuLeaseTest, RacingProcessesNeverShareAGpu) {
+TEST_P(GpuLeaseTest, RacingProcessesNeverShareAGpu) {
   // Four processes each try, 200 times, to lease two of four GPUs and release them; each one
   // checks, while it holds them, that the store shows no other holder of its GPUs.
   (void)open();  // migrate once, before the race
@@ -113,7 +113,7 @@ TEST_F(GpuLeaseTest, RacingProcessesNeverShareAGpu) {
   for (int p = 0; p < 4; ++p) {
     pid_t child = fork();
     if (child == 0) {
-      auto store = open_sqlite_store(db_path());
+      auto store = try_open_store();
       if (!store) _exit(1);
       for (int i = 0; i < 200; ++i) {
         auto token = fmt::format("p{}-{}", p, i);
@@ -144,7 +144,7 @@ TEST_F(GpuLeaseTest, RacingProcessesNeverShareAGpu) {
   EXPECT_TRUE(open()->list_gpu_leases()->empty());
 }
 
-TEST_F(GpuLeaseTest, QuarantineIsReplacedListedAndReleased) {
+TEST_P(GpuLeaseTest, QuarantineIsReplacedListedAndReleased) {
   auto store = open();
   ASSERT_TRUE(store->quarantine_gpu({"GPU-b", "memory did not come back", 0, 600, false}));
   ASSERT_TRUE(store->quarantine_gpu({"GPU-a", "uncorrected ECC errors", 5, 0, true}));
@@ -164,6 +164,8 @@ TEST_F(GpuLeaseTest, QuarantineIsReplacedListedAndReleased) {
   EXPECT_EQ(store->list_gpu_quarantine()->back().memory_limit_mib, 600u);
   EXPECT_FALSE(store->list_gpu_quarantine()->back().manual_release);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, GpuLeaseTest, testing::backends(), testing::backend_name);
 
 }  // namespace
 }  // namespace kiln::store

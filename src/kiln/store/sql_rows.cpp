@@ -1,8 +1,8 @@
-#include "kiln/store/sqlite_rows.h"
+#include "kiln/store/sql_rows.h"
 
 namespace kiln::store::rows {
 
-using sqlite::Statement;
+using sql::Statement;
 
 std::string json_text(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -34,7 +34,7 @@ void bind_conclusion(Statement& statement, int index, std::optional<Conclusion> 
   if (conclusion) {
     statement.bind(index, to_string(*conclusion));
   } else {
-    statement.bind_null(index);
+    statement.bind_null(index, sql::Type::text);
   }
 }
 

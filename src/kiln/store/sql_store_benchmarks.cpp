@@ -1,9 +1,9 @@
-// SqliteStore, continued: benchmark results (see sqlite_store_impl.h).
+// SqlStore, continued: benchmark results (see sql_store_impl.h).
 
 #include <cmath>
 
-#include "kiln/store/sqlite_rows.h"
-#include "kiln/store/sqlite_store_impl.h"
+#include "kiln/store/sql_rows.h"
+#include "kiln/store/sql_store_impl.h"
 
 #define KILN_SQL_BENCHMARK_COLUMNS                                                          \
   "id, repository, benchmark, metric, unit, direction, branch, testbed, commit_sha, time, " \
@@ -12,7 +12,7 @@
 namespace kiln::store {
 namespace {
 
-Result<BenchmarkResult> read_benchmark(const sqlite::Statement& row) {
+Result<BenchmarkResult> read_benchmark(const sql::Statement& row) {
   BenchmarkResult result;
   result.id = row.int64(0);
   result.repository = row.text(1);
@@ -62,21 +62,21 @@ Status check(const BenchmarkResult& result) {
 
 }  // namespace
 
-Result<std::vector<std::int64_t>> SqliteStore::add_benchmark_results(
+Result<std::vector<std::int64_t>> SqlStore::add_benchmark_results(
     std::span<const BenchmarkResult> results) {
   static constexpr std::string_view k_sql =
       "INSERT INTO benchmark_results (repository, benchmark, metric, unit, direction, branch, "
       "testbed, commit_sha, time, run_id, job_id, source, format, value, samples, extra) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
   for (const auto& result : results) KILN_TRY_VOID(check(result));
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   std::vector<std::int64_t> ids;
   if (results.empty()) return ids;
-  KILN_TRY(auto transaction, sqlite::Transaction::begin(db_));
+  KILN_TRY(auto transaction, sql::Transaction::begin(*db_));
   const TimeMs now = now_ms();
   for (const auto& result : results) {
     KILN_TRY(auto* statement, cached(k_sql));
-    sqlite::StatementUse use(*statement);
+    sql::StatementUse use(*statement);
     nlohmann::json samples = result.samples;
     use->bind(1, result.repository)
         .bind(2, result.benchmark)
@@ -95,19 +95,19 @@ Result<std::vector<std::int64_t>> SqliteStore::add_benchmark_results(
         .bind(15, rows::json_text(samples))
         .bind(16, rows::json_text(result.extra));
     if (auto done = use->run(); !done) {
-      if (sqlite::is_foreign_key_violation(use->last_error_code()))
+      if (use->violation() == sql::Violation::foreign_key)
         return fail(ErrorCode::not_found, "no run with id {} (or no job with id {})",
                     result.run_id.value_or(0), result.job_id.value_or(0));
       return std::unexpected(done.error());
     }
-    ids.push_back(db_.last_insert_rowid());
+    KILN_TRY(std::int64_t id, db_->last_insert_id());
+    ids.push_back(id);
   }
   KILN_TRY_VOID(transaction.commit());
   return ids;
 }
 
-Result<std::vector<BenchmarkResult>> SqliteStore::list_benchmark_results(
-    const BenchmarkQuery& query) {
+Result<std::vector<BenchmarkResult>> SqlStore::list_benchmark_results(const BenchmarkQuery& query) {
   // The newest `limit` rows, turned back to oldest first.
   static constexpr std::string_view k_sql =
       "SELECT * FROM (SELECT " KILN_SQL_BENCHMARK_COLUMNS
@@ -115,13 +115,13 @@ Result<std::vector<BenchmarkResult>> SqliteStore::list_benchmark_results(
       "AND (?3 = '' OR metric = ?3) AND (?4 = '' OR branch = ?4) AND (?5 = '' OR testbed = ?5) "
       "AND (?6 IS NULL OR run_id = ?6) AND (?7 IS NULL OR run_id IS NULL OR run_id != ?7) "
       "AND (?9 = '' OR substr(commit_sha, 1, length(?9)) = ?9) "
-      "ORDER BY time DESC, id DESC LIMIT ?8) ORDER BY time, id";
+      "ORDER BY time DESC, id DESC LIMIT ?8) AS newest ORDER BY time, id";
   if (query.commit.find_first_not_of("0123456789abcdef") != std::string::npos)
     return fail(ErrorCode::invalid_input, "commit '{}': expected lowercase hex digits",
                 query.commit);
-  MutexLock lock(mutex_);
+  std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
-  sqlite::StatementUse use(*statement);
+  sql::StatementUse use(*statement);
   use->bind(1, query.repository)
       .bind(2, query.benchmark)
       .bind(3, query.metric)
