@@ -30,7 +30,7 @@ Result<int> create_fresh(const fs::path& file, std::optional<FileOwner> owner) {
   };
   // Reused only when it is a plain file of ours with one link, checked again once open (and
   // opened without O_TRUNC or blocking, so neither a hard link nor a FIFO is touched first).
-  struct stat info {};
+  struct stat info{};
   if (::lstat(file.c_str(), &info) == 0 && ours(info)) {
     int fd = ::open(file.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd >= 0) {
