@@ -79,26 +79,6 @@ Result<RunAs> resolve_run_as(std::string_view spec) {
   return user;
 }
 
-Result<RunAs> parse_run_as_argument(std::string_view text) {
-  RunAs user;
-  const auto a = text.find(':');
-  const auto b = a == std::string_view::npos ? a : text.find(':', a + 1);
-  if (b == std::string_view::npos || !parse_id(text.substr(0, a), user.uid) ||
-      !parse_id(text.substr(a + 1, b - a - 1), user.gid))
-    return fail(ErrorCode::invalid_input, "bad --user '{}' (UID:GID:GROUPS)", text);
-  std::string_view rest = text.substr(b + 1);
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    gid_t group = 0;
-    if (!parse_id(rest.substr(0, comma), group))
-      return fail(ErrorCode::invalid_input, "bad --user '{}' (UID:GID:GROUPS)", text);
-    user.groups.push_back(group);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-  }
-  user.name = std::to_string(user.uid);
-  return user;
-}
-
 Status give_to(const fs::path& path, const RunAs& user) {
   auto change = [&](const fs::path& p) -> Status {
     if (::lchown(p.c_str(), user.uid, user.gid) != 0)

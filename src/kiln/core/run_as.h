@@ -28,9 +28,6 @@ struct RunAs {
 // is refused: it is what jobs.user exists to avoid.
 Result<RunAs> resolve_run_as(std::string_view spec);
 
-// Parses to_argument()'s form back (kiln-subreaper); nullopt-like error when malformed.
-Result<RunAs> parse_run_as_argument(std::string_view text);
-
 // lchown -R: `path` and everything under it to the user, never following a symbolic link (a
 // job cannot point kiln at a file outside its tree). Returns the first failure.
 Status give_to(const std::filesystem::path& path, const RunAs& user);

@@ -45,16 +45,9 @@ TEST(RunAs, NamedUserTakesItsGroups) {
   EXPECT_FALSE(user->groups.empty());
 }
 
-TEST(RunAs, ArgumentRoundTrips) {
+TEST(RunAs, ArgumentIsWhatTheHolderReads) {
   RunAs user{"x", 1001, 1002, {1002, 27, 44}};
   EXPECT_EQ(user.to_argument(), "1001:1002:1002,27,44");
-  auto back = parse_run_as_argument(user.to_argument());
-  ASSERT_TRUE(back);
-  EXPECT_EQ(back->uid, 1001u);
-  EXPECT_EQ(back->gid, 1002u);
-  EXPECT_EQ(back->groups, (std::vector<gid_t>{1002, 27, 44}));
-  EXPECT_FALSE(parse_run_as_argument("1001"));
-  EXPECT_FALSE(parse_run_as_argument("1001:x:"));
 }
 
 TEST(RunAs, GiveToDoesNotFollowLinks) {

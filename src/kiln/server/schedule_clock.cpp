@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "kiln/core/subprocess.h"
+#include "kiln/core/git.h"
 #include "kiln/server/webhook.h"
 #include "kiln/workflow/loader.h"
 
@@ -21,14 +21,10 @@ namespace {
 // An unreachable remote must not hold the clock for long.
 constexpr auto k_git_timeout = chr::minutes(2);
 
-Result<std::string> git(const fs::path& cwd, std::vector<std::string> args) {
-  args.insert(args.begin(), "git");
-  KILN_TRY(auto out, core::run_command(args, cwd, std::nullopt, k_git_timeout));
-  if (!out.ok()) {
-    std::string err = out.err;
-    while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
-    return fail(ErrorCode::io_error, "{}: {}", fmt::join(args, " "), err);
-  }
+// core::run_git (GIT_DIR & co. scrubbed), its failure an error with git's reason.
+Result<std::string> git(const fs::path& cwd, const std::vector<std::string>& args) {
+  KILN_TRY(auto out, core::run_git(args, cwd, k_git_timeout));
+  if (!out.ok()) return fail(ErrorCode::io_error, "git {}: {}", fmt::join(args, " "), out.reason());
   return out.out;
 }
 

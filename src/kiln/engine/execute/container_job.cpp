@@ -1,4 +1,5 @@
 #include "kiln/engine/execute/container_job.h"
+#include "kiln/core/run_as.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -248,18 +249,10 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
   run.volumes.push_back(fmt::format("{0}:{0}", setup_.job_dir.string()));
   // The job directory belongs to the user the host config forces, so its steps can write there.
   if (auto ids = container::numeric_user(setup_.policy.user.value_or(""))) {
-    std::error_code ec;
-    auto give = [&](const std::filesystem::path& path) {
-      if (::lchown(path.c_str(), ids->first, ids->second) != 0 && !ec)
-        ec = std::error_code(errno, std::generic_category());
-    };
-    give(setup_.job_dir);
-    for (auto it = std::filesystem::recursive_directory_iterator(setup_.job_dir, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
-      give(it->path());
-    if (ec)
+    core::RunAs user{*setup_.policy.user, ids->first, ids->second, {ids->second}};
+    if (auto given = core::give_to(setup_.job_dir, user); !given)
       return fail(ErrorCode::io_error, "cannot hand {} to the container user {}: {}",
-                  setup_.job_dir.string(), *setup_.policy.user, ec.message());
+                  setup_.job_dir.string(), *setup_.policy.user, given.error().message);
   }
   run.volumes.push_back(fmt::format("{0}:{0}", setup_.tool_cache.string()));
   for (const auto& volume : spec.volumes) {
