@@ -210,12 +210,10 @@ std::string stable_hash_hex(std::string_view text) {
 
 GitAsUser::GitAsUser(const core::RunAs* user, std::string home) {
   if (!user) return;
-  std::vector<std::string> prefix;
-  // Without the holder binary git cannot be switched: run_git then fails instead of running as
-  // kiln's user (a missing program is a spawn failure).
-  prefix = {subreaper_program().empty() ? std::string("/nonexistent/kiln-subreaper")
-                                        : subreaper_program().string(),
-            "--as", user->to_argument(), "--"};
+  // The job refuses to start under jobs.user without kiln-subreaper (job_runner.cpp), so the
+  // program is there; were it not, the spawn fails rather than git running as kiln's user.
+  std::vector<std::string> prefix = {subreaper_program().string(), "--as", user->to_argument(),
+                                     "--"};
   wrapper_.emplace(std::move(prefix), std::move(home));
 }
 
