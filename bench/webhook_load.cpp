@@ -1,7 +1,7 @@
 // webhook_load: signed push deliveries to a `kiln serve` at a fixed rate, for the load test of
 // issue 8 (bench/webhook_load.sh runs it and checks that nothing was lost; docs/performance.md).
 //
-//   webhook_load --url http://127.0.0.1:PORT --secret S --repository acme/widgets
+//   webhook_load --url http://127.0.0.1:PORT [--url ...] --secret S --repository acme/widgets
 //                --sha SHA [--ref refs/heads/main] [--rate 200] [--duration 30]
 //                [--connections 32] [--prefix load] --out deliveries.jsonl
 //
@@ -34,7 +34,7 @@
 namespace {
 
 struct Options {
-  std::string url;
+  std::vector<std::string> urls;  // --url, repeated: connection k sends to urls[k % n]
   std::string secret;
   std::string repository;
   std::string sha;
@@ -69,7 +69,7 @@ Options parse(int argc, char** argv) {
     if (i + 1 >= argc) usage(("missing a value after " + flag).c_str());
     std::string value = argv[++i];
     if (flag == "--url")
-      o.url = value;
+      o.urls.push_back(value);
     else if (flag == "--secret")
       o.secret = value;
     else if (flag == "--repository")
@@ -91,7 +91,7 @@ Options parse(int argc, char** argv) {
     else
       usage(("unknown option " + flag).c_str());
   }
-  if (o.url.empty() || o.secret.empty() || o.repository.empty() || o.sha.empty() || o.out.empty())
+  if (o.urls.empty() || o.secret.empty() || o.repository.empty() || o.sha.empty() || o.out.empty())
     usage("--url, --secret, --repository, --sha and --out are required");
   if (o.rate <= 0 || o.duration <= 0 || o.connections <= 0)
     usage("rate, duration, connections > 0");
@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
   const auto start = Clock::now() + std::chrono::milliseconds(100);
   const auto interval = std::chrono::duration<double>(1.0 / o.rate);
 
-  auto worker = [&] {
-    httplib::Client client(o.url);
+  auto worker = [&](std::size_t k) {
+    httplib::Client client(o.urls[k % o.urls.size()]);
     client.set_keep_alive(true);
     client.set_connection_timeout(10);
     client.set_read_timeout(60);
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
     }
   };
   std::vector<std::thread> threads;
-  for (int i = 0; i < o.connections; ++i) threads.emplace_back(worker);
+  for (int i = 0; i < o.connections; ++i) threads.emplace_back(worker, static_cast<std::size_t>(i));
   for (auto& thread : threads) thread.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
 

@@ -6,15 +6,18 @@
 # each webhook to its run's first step (store timestamps).
 #
 #   bench/webhook_load.sh [--rate 200] [--duration 30] [--runs N] [--build DIR] [--work DIR]
-#                         [--json FILE]
+#                         [--json FILE] [--store sqlite|postgresql] [--replicas N]
 #
 # --runs: serve.max_concurrent_runs (default: the number of CPUs); --build: where kiln and
 # bench/webhook_load are (default: build/); --work: keep everything there (default: a temporary
-# directory, removed afterwards). Exit 0 when nothing was lost. tests/integration/
+# directory, removed afterwards); --store postgresql: a throwaway PostgreSQL server
+# (scripts/postgres-test-server) holds the store; --replicas N: N `kiln serve` processes on that
+# one database (docs/scale-out.md), the sender's connections split across them, the check made
+# through the first one's API (every replica shows every run). Exit 0 when nothing was lost. tests/integration/
 # serve_load_test.sh runs a short version (50/s for 3 s).
 set -euo pipefail
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-rate=200 duration=30 runs="$(nproc)" build="$src/build" work="" json=""
+rate=200 duration=30 runs="$(nproc)" build="$src/build" work="" json="" store=sqlite replicas=1
 while (($#)); do
   case "$1" in
     --rate) rate="$2" ;;
@@ -23,12 +26,19 @@ while (($#)); do
     --build) build="$2" ;;
     --work) work="$2" ;;
     --json) json="$2" ;;
+    --store) store="$2" ;;
+    --replicas) replicas="$2" ;;
     *) echo "webhook_load.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift 2
 done
 kiln="$build/kiln"
 load="$build/bench/webhook_load"
+case "$store" in sqlite | postgresql) ;; *) echo "webhook_load.sh: --store $store: sqlite or postgresql" >&2; exit 2 ;; esac
+[[ "$replicas" =~ ^[1-9][0-9]*$ ]] || { echo "webhook_load.sh: --replicas $replicas: a number of at least 1" >&2; exit 2; }
+if [[ "$store" == sqlite && "$replicas" != 1 ]]; then
+  echo "webhook_load.sh: replicas share a PostgreSQL store (--store postgresql)" >&2; exit 2
+fi
 for tool in "$kiln" "$load"; do
   [[ -x "$tool" ]] || { echo "webhook_load.sh: $tool is missing (ninja -C $build kiln webhook_load)" >&2; exit 2; }
 done
@@ -40,9 +50,10 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null NO_COLOR=1
 export GIT_AUTHOR_NAME="Kiln Load" GIT_AUTHOR_EMAIL="load@example.invalid"
 export GIT_COMMITTER_NAME="Kiln Load" GIT_COMMITTER_EMAIL="load@example.invalid"
 export KILN_HOST_STORE="$work/host.db"
-serve_pid=""
+serve_pids=()
 cleanup() {
-  if [[ -n "$serve_pid" ]] && kill -0 "$serve_pid" 2>/dev/null; then kill -9 "$serve_pid" || true; fi
+  for pid in "${serve_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  if [[ "$store" == postgresql ]]; then "$src/scripts/postgres-test-server" stop "$work/pg" || true; fi
   if ((keep == 0)); then rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -63,11 +74,21 @@ YML
 git -C "$repo" add -A && git -C "$repo" commit -q -m "the load workflow"
 mkdir -p "$(dirname "$bare")" && git clone -q --bare "$repo" "$bare"
 sha="$(git -C "$repo" rev-parse HEAD)"
-cat >"$work/kiln.yml" <<YML
+store_line="store: state/kiln.db"
+if [[ "$store" == postgresql ]]; then
+  chmod 755 "$work"  # the server's user (nobody, when root runs this) must reach pg/
+  # fsync on, as a production server runs (the test server's default is off).
+  KILN_POSTGRES_FSYNC="${KILN_POSTGRES_FSYNC:-on}" "$src/scripts/postgres-test-server" start "$work/pg" >/dev/null ||
+    { echo "webhook_load.sh: the PostgreSQL server did not start" >&2; exit 3; }
+  store_line="store: $(cat "$work/pg/url")"
+fi
+urls=()
+for ((r = 0; r < replicas; ++r)); do
+  cat >"$work/kiln-$r.yml" <<YML
 serve:
   listen: 127.0.0.1:0
-  store: state/kiln.db
-  work_dir: serve-work
+  $store_line
+  work_dir: serve-work-$r
   api_tokens: [$token]
   max_concurrent_runs: $runs
   shutdown_grace: 1m
@@ -76,15 +97,20 @@ serve:
       clone_url: $bare
       webhook_secret: $secret
 YML
-"$kiln" serve --config "$work/kiln.yml" --port-file "$work/port" >"$work/serve.out" 2>"$work/serve.err" &
-serve_pid=$!
-for _ in $(seq 600); do [[ -s "$work/port" ]] && break; sleep 0.1; done
-[[ -s "$work/port" ]] || { cat "$work/serve.err" >&2; echo "webhook_load.sh: kiln serve did not start" >&2; exit 3; }
-base="http://127.0.0.1:$(cat "$work/port")"
-echo "webhook_load.sh: $rate/s for ${duration}s to $base (max_concurrent_runs: $runs; work: $work)" >&2
+  "$kiln" serve --config "$work/kiln-$r.yml" --port-file "$work/port-$r" \
+    >"$work/serve-$r.out" 2>"$work/serve-$r.err" &
+  serve_pids+=($!)
+  for _ in $(seq 600); do [[ -s "$work/port-$r" ]] && break; sleep 0.1; done
+  [[ -s "$work/port-$r" ]] || { cat "$work/serve-$r.err" >&2; echo "webhook_load.sh: kiln serve $r did not start" >&2; exit 3; }
+  urls+=("http://127.0.0.1:$(cat "$work/port-$r")")
+done
+base="${urls[0]}"
+echo "webhook_load.sh: $rate/s for ${duration}s to ${urls[*]} ($store store, max_concurrent_runs: $runs; work: $work)" >&2
 
 rc=0
-"$load" --url "$base" --secret "$secret" --repository acme/load --sha "$sha" --rate "$rate" \
+url_flags=()
+for url in "${urls[@]}"; do url_flags+=(--url "$url"); done
+"$load" "${url_flags[@]}" --secret "$secret" --repository acme/load --sha "$sha" --rate "$rate" \
   --duration "$duration" --out "$work/deliveries.jsonl" || rc=$?
 start=$SECONDS
 python3 "$src/bench/webhook_load_check.py" --url "$base" --token "$token" \
@@ -92,11 +118,11 @@ python3 "$src/bench/webhook_load_check.py" --url "$base" --token "$token" \
 echo "webhook_load.sh: every trigger settled $((SECONDS - start)) s after the last delivery" >&2
 curl -sS "$base/metrics" | grep -E '^kiln_serve_(triggers|webhook_deliveries_total)\{' | grep -v ' 0$' >&2 || true
 
-kill -TERM "$serve_pid"
-wait "$serve_pid" || rc=$?
-serve_pid=""
-# What the server logged beyond its routine lines: SQLite busy errors, failed triggers.
-problems="$(grep -ciE 'error|busy|locked|warn' "$work/serve.err" || true)"
-echo "webhook_load.sh: $problems warning/error line(s) in the server's log ($work/serve.err)" >&2
-grep -iE 'error|busy|locked|warn' "$work/serve.err" | head -5 >&2 || true
+for pid in "${serve_pids[@]}"; do kill -TERM "$pid"; done
+for pid in "${serve_pids[@]}"; do wait "$pid" || rc=$?; done
+serve_pids=()
+# What the servers logged beyond their routine lines: SQLite busy errors, failed triggers.
+problems="$(cat "$work"/serve-*.err | grep -ciE 'error|busy|locked|warn' || true)"
+echo "webhook_load.sh: $problems warning/error line(s) in the servers' logs ($work/serve-*.err)" >&2
+cat "$work"/serve-*.err | grep -iE 'error|busy|locked|warn' | head -5 >&2 || true
 exit "$rc"

@@ -129,6 +129,15 @@ expect_contains() {
   fi
 }
 
+# expect_eq GOT WANT DESCRIPTION.
+expect_eq() {
+  if [[ "$1" == "$2" ]]; then
+    pass "$3"
+  else
+    fail "$3: expected '$2', got '$1'"
+  fi
+}
+
 expect_not_contains() {
   if grep -qF -- "$2" <<<"$1"; then
     fail "$3: '$2' found in:"

@@ -2,7 +2,8 @@
 # Two `kiln serve` replicas on one PostgreSQL database: the same delivery sent to both is
 # handled once; pushes split across both are each run exactly once; a replica killed with -9
 # while it runs a trigger has it requeued and run to completion by the other (heartbeats and
-# claims in the database, docs/scale-out.md); every replica's API shows every trigger.
+# claims in the database, docs/scale-out.md); every replica's API shows every trigger, and a
+# replica streams the live log of a run another replica is running.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -10,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/postgres_lib.sh"
 itest_begin postgres_replicas
 postgres_begin
 
-secret="webhook-secret-$RANDOM"
+secret="webhook-secret-$RANDOM" token="api-token-$RANDOM"
 repo="$ITEST_DIR/work"
 bare="$ITEST_DIR/forge/acme/widgets.git"
 events="$ITEST_DIR/events.txt"
@@ -26,6 +27,7 @@ jobs:
     steps:
       - run: |
           echo "start \$KILN_RUN_ID" >>"$events"
+          echo "live-line of run \$KILN_RUN_ID"
           while [ -e "$ITEST_DIR/hold" ]; do sleep 0.1; done
 EOF2
 commit_all "$repo" "a holdable workflow"
@@ -42,6 +44,7 @@ serve:
   work_dir: $1-work
   shutdown_grace: 1m
   max_concurrent_runs: 4
+  api_tokens: [$token]
   repositories:
     acme/widgets:
       clone_url: $bare
@@ -92,7 +95,7 @@ check "each ran once: 11 runs for 11 triggers" sql_is "SELECT COUNT(*) FROM runs
 check "every trigger names one run" sql_is "SELECT COUNT(*) FROM triggers WHERE run_ids NOT LIKE '[%,%]' AND run_ids LIKE '[%]'" 11
 claimers="$(psql_value "SELECT COUNT(DISTINCT claimed_by) FROM triggers")"
 echo "  (the 11 triggers were claimed by $claimers replica(s))"
-curl -sS "${base[b]}/api/triggers?limit=0" >"$ITEST_DIR/b-triggers.json"
+curl -sS -H "Authorization: Bearer $token" "${base[b]}/api/triggers?limit=0" >"$ITEST_DIR/b-triggers.json"
 check "replica b's API lists every trigger" test "$(json_eval "$ITEST_DIR/b-triggers.json" 'len(d["triggers"])')" = 11
 
 # ---- kill -9 of the replica running a trigger: the other runs it ------------------------
@@ -106,6 +109,14 @@ victim=a
 survivor=b
 [[ $victim == b ]] && survivor=a
 check "the job started" wait_until 60 test "$(grep -c '^start' "$events")" -ge 12
+# The other replica streams the running job's log live (GET /api/runs/ID/events reads the store).
+held_run="$(psql_value "SELECT run_ids FROM triggers WHERE id = $crash" | tr -d '[] ')"
+live_log_has_line() {
+  curl -sS -N --max-time 2 -H "Authorization: Bearer $token" "${base[$survivor]}/api/runs/$held_run/events" >"$ITEST_DIR/live.txt" 2>/dev/null || true
+  grep -q "live-line of run $held_run" "$ITEST_DIR/live.txt"
+}
+check "replica $survivor streams the live log of run $held_run, which replica $victim is running" \
+  wait_until 30 live_log_has_line
 kill -9 "${pid[$victim]}"
 wait_exit "${pid[$victim]}" 30 || itest_die "the killed replica did not end"
 rm -f "$ITEST_DIR/hold"

@@ -3,7 +3,9 @@
 # deliveries a second for 30 s, docs/performance.md): 50 signed push deliveries a second for
 # 3 s on loopback. Asserts that nothing was lost: every delivery answered 202 and became
 # exactly one trigger, every trigger finished with one successful run, and every run's log
-# has the line its delivery asked for; and that the server logged no SQLite busy error.
+# has the line its delivery asked for; and that the server logged no SQLite busy error. Then
+# the same, shorter, with two replicas on one PostgreSQL store (docs/scale-out.md), the
+# deliveries split across them.
 # No timing is asserted (the latency it prints is for reading, not for passing).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_begin serve_load
@@ -28,7 +30,29 @@ expect_json 'd["runs_checked"]' 150 "150 runs checked"
 expect_json 'd["runs_not_success"]' 0 "every run succeeded"
 expect_json 'd["log_lines_missing"]' 0 "no log line was lost"
 expect_json 'd["latency_ms"]["webhook_to_first_step"]["count"]' 150 "a first-step time for every run"
-serve_log="$(cat "$ITEST_DIR/load/serve.err" 2>/dev/null || true)"
+serve_log="$(cat "$ITEST_DIR/load/serve-0.err" 2>/dev/null || true)"
 expect_not_contains "$serve_log" "database is locked" "no SQLite busy error in the server's log"
 expect_not_contains "$serve_log" "[error]" "no error in the server's log"
+
+# ---- two replicas on one PostgreSQL store --------------------------------------------------
+if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+  echo "serve_load: the PostgreSQL part is skipped: no PostgreSQL binaries (scripts/deps installs them)"
+  itest_end
+fi
+chmod 755 "$ITEST_DIR"  # the PostgreSQL server's user (nobody, when root runs this) must reach it
+RC=0
+bash "$KILN_SOURCE_DIR/bench/webhook_load.sh" --rate 50 --duration 2 --runs 2 --build "$build" \
+  --store postgresql --replicas 2 --work "$ITEST_DIR/load-pg" --json "$ITEST_DIR/summary-pg.json" \
+  >"$ITEST_DIR/load-pg.out" 2>"$ITEST_DIR/load-pg.err" || RC=$?
+sed 's/^/    /' "$ITEST_DIR/load-pg.err"
+check "two replicas: the load script reports nothing lost (exit $RC)" test "$RC" -eq 0
+cp "$ITEST_DIR/summary-pg.json" "$ITEST_DIR/last.out" 2>/dev/null || echo '{}' >"$ITEST_DIR/last.out"
+expect_json 'd["accepted_202"]' 100 "two replicas: each of 100 deliveries was accepted (202)"
+expect_json 'd["duplicate_triggers"] + d["missing_triggers"]' 0 "two replicas: no trigger twice, none missing"
+expect_json 'd["runs_not_success"] + d["triggers_without_one_run"]' 0 "two replicas: every trigger ran once, green"
+expect_json 'd["log_lines_missing"]' 0 "two replicas: no log line was lost"
+for r in 0 1; do
+  expect_not_contains "$(cat "$ITEST_DIR/load-pg/serve-$r.err" 2>/dev/null || echo '[error] no log')" \
+    "[error]" "two replicas: no error in replica $r's log"
+done
 itest_end

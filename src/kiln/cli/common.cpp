@@ -13,6 +13,7 @@
 #include "kiln/core/dotenv.h"
 #include "kiln/engine/plan/repository.h"
 #include "kiln/exec/action_fetch.h"
+#include "kiln/store/host_store.h"
 #include "kiln/store/postgres_store.h"
 #include "kiln/store/sqlite_store.h"
 
@@ -65,17 +66,15 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   if (config.job_user) {
     if (!config.file.empty())
       KILN_TRY_VOID(core::check_unreadable_by(config.file, *config.job_user));
-    if (config.host_store)
-      KILN_TRY_VOID(core::check_unreadable_by(*config.host_store, *config.job_user));
+    if (config.host_store && !config.host_store->file.empty())
+      KILN_TRY_VOID(core::check_unreadable_by(config.host_store->file, *config.job_user));
     options.job_user = std::move(config.job_user);
   }
   options.keep_failed_for = config.debug_hold;
   options.keep_failed_on_dispatch = config.debug_on_workflow_dispatch;
   // Actions of other repositories: fetched into the host's state directory, beside its store.
-  auto host_store =
-      options.host_store.empty() ? store::default_host_store_path() : options.host_store;
-  options.actions_fetcher =
-      exec::repository_fetcher({config.actions_url, host_store.parent_path() / "actions"});
+  options.actions_fetcher = exec::repository_fetcher(
+      {config.actions_url, store::host_state_dir(options.host_store) / "actions"});
   return {};
 }
 

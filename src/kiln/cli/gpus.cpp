@@ -1,24 +1,28 @@
 // kiln gpus [--json] [--simulate-gpus SPEC.json] [--sysfs-root DIR] [--release GPU]
-//           [--cdi-spec FILE [--driver-root DIR]]
+//           [--cdi-spec FILE [--driver-root DIR]] [--all-hosts]
 // The GPUs of this host (or of a simulated inventory), how they are connected, and each one's
 // state: free, leased to a job (which), busy outside kiln, or quarantined (why) (docs/gpus.md).
-// --release returns a quarantined GPU to service.
+// --release returns a quarantined GPU to service. --all-hosts lists every host's leased and
+// quarantined GPUs from a host store a fleet shares (docs/scale-out.md#gpus-across-hosts).
 // Exit codes: 0 (also when there are no GPUs), 2 for a bad spec or an unknown GPU, 1 when a
 // driver does not answer in time, 3 when it fails otherwise.
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/container/cdi.h"
 #include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/gpu/discover.h"
+#include "kiln/store/host_store.h"
 
 namespace kiln::cli {
 
@@ -33,6 +37,7 @@ struct GpusArgs {
   std::string config;
   std::string cdi_spec;           // --cdi-spec FILE
   std::string driver_root = "/";  // --driver-root DIR
+  bool all_hosts = false;
 };
 
 // --cdi-spec: the CDI specification of this host's NVIDIA GPUs (container/cdi.h), for podman on
@@ -126,6 +131,53 @@ void print_table(const gpu::Inventory& inventory, const std::vector<engine::GpuS
       "PHB: a PCIe host bridge  NODE: within a NUMA node  SYS: across NUMA nodes\n");
 }
 
+// --all-hosts: the host store's rows of every host. Free GPUs of other hosts are not in it (it
+// holds leases and quarantine, not inventories).
+int print_fleet(const GpusArgs& args, const engine::RunOptions& options) {
+  auto host = store::open_host_store(options.host_store);
+  if (!host) return report_error(host.error());
+  auto leases = (*host)->list_fleet_gpu_leases();
+  if (!leases) return report_error(leases.error());
+  auto quarantine = (*host)->list_fleet_gpu_quarantine();
+  if (!quarantine) return report_error(quarantine.error());
+  struct Row {
+    std::string host, gpu, state, detail;
+    store::TimeMs since = 0;
+  };
+  std::vector<Row> rows;
+  for (const auto& l : *leases)
+    rows.push_back({l.owner.host, l.gpu_uuid, "leased", l.holder, l.granted_at});
+  for (const auto& q : *quarantine)
+    rows.push_back({q.host, q.gpu_uuid, "quarantined", q.reason, q.since});
+  std::ranges::sort(rows, {}, [](const Row& r) { return std::tie(r.host, r.gpu, r.state); });
+  if (args.json) {
+    auto json = nlohmann::json::array();
+    for (const auto& r : rows)
+      json.push_back({{"host", r.host},
+                      {"uuid", r.gpu},
+                      {"state", {{"kind", r.state}, {"detail", r.detail}, {"since_ms", r.since}}}});
+    fmt::print(
+        "{}\n",
+        nlohmann::json{{"host_store", options.host_store.describe()}, {"gpus", json}}.dump(2));
+    return 0;
+  }
+  fmt::print("host store: {}\n", options.host_store.describe());
+  if (rows.empty()) {
+    fmt::print("no GPU of any host is leased or quarantined\n");
+    return 0;
+  }
+  std::size_t host_width = 4, gpu_width = 3;
+  for (const auto& r : rows) {
+    host_width = std::max(host_width, r.host.size());
+    gpu_width = std::max(gpu_width, r.gpu.size());
+  }
+  fmt::print("\n{:<{}}  {:<{}}  STATE\n", "HOST", host_width, "GPU", gpu_width);
+  for (const auto& r : rows)
+    fmt::print("{:<{}}  {:<{}}  {}: {}\n", r.host, host_width, r.gpu, gpu_width, r.state, r.detail);
+  fmt::print("\nfree GPUs are not listed: the host store holds leases and quarantine only\n");
+  return 0;
+}
+
 int run_gpus(const GpusArgs& args) {
   engine::RunOptions options;
   if (!args.simulate.empty()) options.simulate_gpus = args.simulate;
@@ -133,6 +185,7 @@ int run_gpus(const GpusArgs& args) {
   if (auto applied = apply_host_config(args.config, options); !applied)
     return report_error(applied.error());
   options.gpu_health.provider_deadline = std::chrono::milliseconds(args.deadline_ms);
+  if (args.all_hosts) return print_fleet(args, options);
   engine::GpuSupervisor supervisor(options);
   auto inventory = supervisor.inventory();
   if (!inventory) return report_error(inventory.error());
@@ -192,6 +245,9 @@ void add_gpus_command(CLI::App& app, int& exit_code) {
                   "without nvidia-ctk; docs/containers.md)");
   cmd->add_option("--driver-root", args->driver_root,
                   "find the driver's device nodes and libraries under this directory (default /)");
+  cmd->add_flag("--all-hosts", args->all_hosts,
+                "every host's leased and quarantined GPUs, from a host store a fleet shares "
+                "(docs/scale-out.md)");
   cmd->add_option("--release", args->release,
                   "return this quarantined GPU (index or UUID) to service");
   cmd->callback([args, &exit_code] { exit_code = run_gpus(*args); });

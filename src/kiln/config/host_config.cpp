@@ -282,6 +282,32 @@ fs::path resolve(const Reader& reader, const std::string& path) {
   return resolved;
 }
 
+// host_store: a SQLite file (relative: to kiln.yml) or a postgresql:// URL shared by a fleet
+// (docs/scale-out.md#gpus-across-hosts); host_store_password_file: the database's password.
+Status read_host_store(const Reader& reader, const YAML::Node& root, HostConfig& config) {
+  if (auto store = root["host_store"]; store && !store.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(store, "host_store"));
+    if (text.empty()) return reader.error(store, "host_store: must not be empty");
+    if (store::is_postgres_url(text)) {
+      if (auto checked = store::check_postgres_url(text, "host_store_password_file"); !checked)
+        return reader.error(store, "host_store: {}", checked.error().message);
+      config.host_store = store::HostStoreLocation::from_setting(text);
+    } else {
+      config.host_store = store::HostStoreLocation{.file = resolve(reader, text)};
+    }
+  }
+  if (auto file = root["host_store_password_file"]; file && !file.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(file, "host_store_password_file"));
+    if (!config.host_store || config.host_store->url.empty())
+      return reader.error(file,
+                          "host_store_password_file: only for a host_store that is a "
+                          "postgresql:// URL");
+    if (text.empty()) return reader.error(file, "host_store_password_file: must not be empty");
+    config.host_store->password_file = resolve(reader, text);
+  }
+  return {};
+}
+
 // Errors about the entry as a whole (a missing key, a bad name) point at its name: `key`.
 Status read_serve_repository(const Reader& reader, const YAML::Node& key, const YAML::Node& node,
                              ServeConfig& serve) {
@@ -500,7 +526,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   try {
     KILN_TRY_VOID(reader.mapping(root, "kiln.yml",
                                  {"host_store", "labels", "gpus", "containers", "debug", "serve",
-                                  "hipcheck", "actions", "jobs"}));
+                                  "hipcheck", "actions", "jobs", "host_store_password_file"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     if (auto actions = root["actions"]; actions && !actions.IsNull()) {
@@ -519,13 +545,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
     KILN_TRY_VOID(read_containers(reader, root["containers"], config));
     KILN_TRY_VOID(read_debug(reader, root["debug"], config));
     KILN_TRY_VOID(read_jobs(reader, root["jobs"], config));
-    if (auto store = root["host_store"]; store && !store.IsNull()) {
-      KILN_TRY(auto path, reader.scalar(store, "host_store"));
-      if (path.empty()) return reader.error(store, "host_store: must not be empty");
-      fs::path resolved = path;
-      if (resolved.is_relative()) resolved = file.parent_path() / resolved;
-      config.host_store = resolved;
-    }
+    KILN_TRY_VOID(read_host_store(reader, root, config));
     if (auto gpus = root["gpus"]; gpus && !gpus.IsNull()) {
       KILN_TRY_VOID(reader.mapping(gpus, "gpus", {"labels", "health", "telemetry"}));
       KILN_TRY_VOID(read_labels(reader, gpus["labels"], config.gpu_labels));

@@ -3,7 +3,9 @@
 // up to do. Every key has a default, so a host without the file works; an unknown key, a value
 // of the wrong type or a bad value is an error at FILE:LINE:COL (exit code 2).
 //
-//   host_store: /var/lib/kiln/host.db      # GPU leases and quarantine (relative: to this file)
+//   host_store: /var/lib/kiln/host.db      # GPU leases and quarantine (relative: to this file),
+//                                          # or postgresql://USER@HOST/DB shared by a fleet
+//   host_store_password_file: /etc/kiln/pg # its password (else PGPASSWORD, ~/.pgpass)
 //   labels: [rocm, big-memory]             # runner labels this host serves (no GPU request)
 //   gpus:
 //     labels:                              # custom runs-on labels -> GPU requests (labels.h)
@@ -74,6 +76,7 @@
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
 #include "kiln/hipcheck/rocm.h"
+#include "kiln/store/host_store.h"
 
 namespace kiln::config {
 
@@ -127,7 +130,8 @@ struct HipcheckConfig {
 
 struct HostConfig {
   std::filesystem::path file;  // where it was read; empty: no file, every default
-  std::optional<std::filesystem::path> host_store;
+  // host_store: a SQLite file or a postgresql:// URL, host_store_password_file.
+  std::optional<store::HostStoreLocation> host_store;
   gpu::GpuLabelMap gpu_labels;  // labels: and gpus.labels: (the labels this host serves)
   gpu::HealthPolicy gpu_health;
   std::string container_engine;  // empty: not set here

@@ -26,7 +26,9 @@ gpus:
 )",
                                   "/etc/kiln/kiln.yml");
   ASSERT_TRUE(config) << config.error().to_string();
-  EXPECT_EQ(config->host_store, fs::path("/etc/kiln/state/host.db"));
+  ASSERT_TRUE(config->host_store);
+  EXPECT_EQ(config->host_store->file, fs::path("/etc/kiln/state/host.db"));
+  EXPECT_TRUE(config->host_store->url.empty());
   EXPECT_EQ(config->gpu_health.max_used_before_job.of(100000), 2048u);
   EXPECT_EQ(config->gpu_health.memory_tolerance.of(100000), 1000u);
   EXPECT_EQ(config->gpu_health.memory_grace, 1500ms);
@@ -34,6 +36,17 @@ gpus:
   std::vector<gpu::GpuLabel> labels = {{"linux.rocm.gpu.gfx90a.4", {}}};
   EXPECT_EQ(gpu::parse_gpu_request(config->gpu_labels.expand(labels))->to_string(),
             "gpu:4 gpu-vendor:amd gpu-arch:gfx90a");
+}
+
+TEST(HostConfig, HostStoreOnPostgres) {
+  auto config = parse_host_config(
+      "host_store: postgresql://kiln@db.example/fleet\nhost_store_password_file: pg-password\n",
+      "/etc/kiln/kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  ASSERT_TRUE(config->host_store);
+  EXPECT_EQ(config->host_store->url, "postgresql://kiln@db.example/fleet");
+  EXPECT_TRUE(config->host_store->file.empty());
+  EXPECT_EQ(config->host_store->password_file, fs::path("/etc/kiln/pg-password"));
 }
 
 TEST(HostConfig, ServedLabels) {
@@ -150,7 +163,12 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
        "kiln.yml: unknown key 'runners' (known: actions, containers, debug, gpus, hipcheck, "
-       "host_store, jobs, labels, serve)"},
+       "host_store, host_store_password_file, jobs, labels, serve)"},
+      {"host_store: postgresql://kiln:secret@db/kiln\n", 1, 13,
+       "host_store: the store URL carries a password: give it in a file "
+       "(host_store_password_file), PGPASSWORD or PGPASSFILE instead"},
+      {"host_store: state/host.db\nhost_store_password_file: pw\n", 2, 27,
+       "host_store_password_file: only for a host_store that is a postgresql:// URL"},
       {"containers:\n  allow: [privileged, host-ipc]\n", 2, 23,
        "containers.allow: 'host-ipc' is not one of host-network, host-pid, host-userns, "
        "host-uts, privileged"},

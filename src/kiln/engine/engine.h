@@ -21,6 +21,7 @@
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
+#include "kiln/store/host_store.h"
 #include "kiln/store/records.h"
 #include "kiln/workflow/references.h"
 
@@ -55,8 +56,8 @@ struct RunOptions {
   std::optional<std::filesystem::path> simulate_gpus;
   // Read AMD GPUs from the amdgpu sysfs tree under this directory (`kiln gpus --sysfs-root`).
   std::optional<std::filesystem::path> gpu_sysfs_root;
-  // Where GPU leases and quarantine are kept (store::default_host_store_path() when empty).
-  std::filesystem::path host_store;
+  // Where GPU leases and quarantine are kept (store/host_store.h; empty: this host's default).
+  store::HostStoreLocation host_store;
   gpu::HealthPolicy gpu_health;
   // The host config's custom runs-on labels (gpu-a100, linux.rocm.gpu.gfx942.2 ...).
   gpu::GpuLabelMap gpu_labels;

@@ -7,19 +7,15 @@
 
 #include "kiln/container/cleanup.h"
 #include "kiln/container/engine.h"
-#include "kiln/store/sqlite_store.h"
+#include "kiln/store/host_store.h"
 
 namespace kiln::server {
 
 Reclaimed reclaim_dead_owners(const engine::RunOptions& base, bool sweep_containers,
                               const std::string& container_engine) {
   Reclaimed reclaimed;
-  const auto host_store_path =
-      base.host_store.empty() ? store::default_host_store_path() : base.host_store;
-  store::SqliteStoreOptions options;
-  options.mark_interrupted_on_open = false;  // the host store holds no runs of this server
-  if (auto host = store::open_sqlite_store(host_store_path, options); !host) {
-    spdlog::warn("kiln serve: cannot open the host store {}: {}", host_store_path.string(),
+  if (auto host = store::open_host_store(base.host_store); !host) {
+    spdlog::warn("kiln serve: cannot open the host store {}: {}", base.host_store.describe(),
                  host.error().message);
   } else if (auto leases = (*host)->reclaim_gpu_leases(); !leases) {
     spdlog::warn("kiln serve: cannot reclaim GPU leases: {}", leases.error().message);

@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "kiln/store/host_store.h"
 #include "kiln/store/postgres.h"
 #include "kiln/store/sql_store_impl.h"
 #include "kiln/store/sqlite_store.h"
@@ -12,9 +13,9 @@ bool is_postgres_url(std::string_view store) {
   return store.starts_with("postgresql://") || store.starts_with("postgres://");
 }
 
-Status check_postgres_url(std::string_view url) {
-  constexpr std::string_view k_instead =
-      "give it in a file (store_password_file), PGPASSWORD or PGPASSFILE instead";
+Status check_postgres_url(std::string_view url, std::string_view password_file_key) {
+  const auto k_instead =
+      fmt::format("give it in a file ({}), PGPASSWORD or PGPASSFILE instead", password_file_key);
   const auto scheme_end = url.find("://");
   auto rest = scheme_end == std::string_view::npos ? url : url.substr(scheme_end + 3);
   const auto authority = rest.substr(0, rest.find_first_of("/?"));
@@ -38,7 +39,7 @@ std::filesystem::path default_postgres_journal_dir(std::string_view url) {
   // FNV-1a: the same name from every build, so that a newer kiln finds an older one's journals.
   std::uint64_t hash = 0xcbf29ce484222325;
   for (char c : url) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3;
-  return default_host_store_path().parent_path() / fmt::format("journals-{:016x}", hash);
+  return host_state_dir({}) / fmt::format("journals-{:016x}", hash);
 }
 
 Result<std::string> read_store_password(const PostgresStoreOptions& options) {

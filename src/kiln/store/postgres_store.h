@@ -23,8 +23,9 @@ bool is_postgres_url(std::string_view store);
 
 // A URL that carries a password (postgresql://user:secret@host/db, ?password=...) is refused:
 // a password belongs in a file or the environment, not in kiln.yml. The message says where
-// it may go instead.
-Status check_postgres_url(std::string_view url);
+// it may go instead: password_file_key, the kiln.yml key of the password's file.
+Status check_postgres_url(std::string_view url,
+                          std::string_view password_file_key = "store_password_file");
 
 struct PostgresStoreOptions {
   std::string url;  // postgresql://[user@]host[:port]/database[?options], no password
@@ -44,7 +45,7 @@ Result<std::string> read_store_password(const PostgresStoreOptions& options);
 Result<std::unique_ptr<Store>> open_postgres_store(const PostgresStoreOptions& options);
 
 // The journal directory of a PostgreSQL store when none is given: beside the host store
-// (sqlite_store.h default_host_store_path), one per database URL.
+// (host_store.h host_state_dir), one per database URL.
 std::filesystem::path default_postgres_journal_dir(std::string_view url);
 
 }  // namespace kiln::store

@@ -291,6 +291,7 @@ struct GpuQuarantine {
   std::uint64_t memory_limit_mib = 0;
   // Only `kiln gpus --release` lifts it (a hardware fault: a person should look first).
   bool manual_release = false;
+  std::string host{};  // whose GPU (list_fleet_gpu_quarantine; else this host)
 };
 
 // An event `kiln serve` accepted (a webhook delivery, `kiln trigger`): queued until a worker

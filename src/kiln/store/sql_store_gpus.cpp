@@ -1,4 +1,5 @@
-// SqlStore: GPU leases and quarantine (see store.h). Everything is scoped to this host.
+// SqlStore: GPU leases and quarantine (see store.h). Everything but the fleet lists is scoped
+// to this host.
 
 #include "kiln/store/process_identity.h"
 #include "kiln/store/sql_store_impl.h"
@@ -180,7 +181,40 @@ Result<std::vector<GpuQuarantine>> SqlStore::list_gpu_quarantine() {
     KILN_TRY(bool has_row, use->step());
     if (!has_row) break;
     records.push_back({use->text(0), use->text(1), use->int64(2),
-                       static_cast<std::uint64_t>(use->int64(3)), use->int64(4) != 0});
+                       static_cast<std::uint64_t>(use->int64(3)), use->int64(4) != 0, host_});
+  }
+  return records;
+}
+
+Result<std::vector<GpuLease>> SqlStore::list_fleet_gpu_leases() {
+  static constexpr std::string_view k_sql =
+      "SELECT " KILN_SQL_LEASE_COLUMNS ", host FROM gpu_leases ORDER BY host, gpu_uuid";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  std::vector<GpuLease> leases;
+  while (true) {
+    KILN_TRY(bool has_row, use->step());
+    if (!has_row) break;
+    leases.push_back(read_lease(*use, use->text(7)));
+  }
+  return leases;
+}
+
+Result<std::vector<GpuQuarantine>> SqlStore::list_fleet_gpu_quarantine() {
+  static constexpr std::string_view k_sql =
+      "SELECT gpu_uuid, reason, since, memory_limit_mib, manual_release, host "
+      "FROM gpu_quarantine ORDER BY host, gpu_uuid";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  std::vector<GpuQuarantine> records;
+  while (true) {
+    KILN_TRY(bool has_row, use->step());
+    if (!has_row) break;
+    records.push_back({use->text(0), use->text(1), use->int64(2),
+                       static_cast<std::uint64_t>(use->int64(3)), use->int64(4) != 0,
+                       use->text(5)});
   }
   return records;
 }

@@ -72,6 +72,8 @@ class SqlStore final : public Store {
   Status quarantine_gpu(const GpuQuarantine& record) override;
   Result<bool> release_gpu_quarantine(std::string_view gpu_uuid) override;
   Result<std::vector<GpuQuarantine>> list_gpu_quarantine() override;
+  Result<std::vector<GpuLease>> list_fleet_gpu_leases() override;
+  Result<std::vector<GpuQuarantine>> list_fleet_gpu_quarantine() override;
 
   Result<std::optional<std::int64_t>> create_trigger(const Trigger& trigger) override;
   Status update_trigger(const Trigger& trigger) override;

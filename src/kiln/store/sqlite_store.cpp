@@ -24,16 +24,4 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& pa
   return open_sql_store(std::move(db), journal_dir(path), options.mark_interrupted_on_open);
 }
 
-std::filesystem::path default_host_store_path() {
-  auto env = [](const char* name) -> std::string {
-    const char* value = std::getenv(name);
-    return value ? value : "";
-  };
-  if (auto path = env("KILN_HOST_STORE"); !path.empty()) return path;
-  if (auto state = env("XDG_STATE_HOME"); !state.empty())
-    return std::filesystem::path(state) / "kiln" / "host.db";
-  auto home = env("HOME");
-  return std::filesystem::path(home.empty() ? "/tmp" : home) / ".local/state/kiln/host.db";
-}
-
 }  // namespace kiln::store

@@ -30,9 +30,4 @@ struct SqliteStoreOptions {
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& path,
                                                  const SqliteStoreOptions& options = {});
 
-// Where GPU leases and quarantine live for `kiln run` and `kiln gpus`: one database per host (runs
-// stay in each repository's store), so that every kiln process of the host sees every grant.
-// $KILN_HOST_STORE when set, else $XDG_STATE_HOME/kiln/host.db, else ~/.local/state/kiln/host.db.
-std::filesystem::path default_host_store_path();
-
 }  // namespace kiln::store

@@ -145,6 +145,11 @@ class Store {
   virtual Result<bool> release_gpu_quarantine(std::string_view gpu_uuid) = 0;
   virtual Result<std::vector<GpuQuarantine>> list_gpu_quarantine() = 0;
 
+  // Every host's leases and quarantine, by host and GPU UUID, for a host store a fleet shares
+  // (host_store.h): lease.owner.host and record.host say whose GPU it is.
+  virtual Result<std::vector<GpuLease>> list_fleet_gpu_leases() = 0;
+  virtual Result<std::vector<GpuQuarantine>> list_fleet_gpu_quarantine() = 0;
+
   // Events of `kiln serve` (records.h Trigger). create_trigger returns the new id, or nothing
   // when a trigger with the same non-empty delivery id (a forge's redelivery) or the same
   // non-empty identity (a replay) exists already: de-duplication that holds across restarts.

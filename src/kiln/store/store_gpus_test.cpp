@@ -2,6 +2,7 @@
 // of the owner, no double grant between processes racing for the same GPUs.
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -163,6 +164,50 @@ TEST_P(GpuLeaseTest, QuarantineIsReplacedListedAndReleased) {
   ASSERT_TRUE(store->quarantine_gpu({"GPU-c", "memory did not come back", 0, 600, false}));
   EXPECT_EQ(store->list_gpu_quarantine()->back().memory_limit_mib, 600u);
   EXPECT_FALSE(store->list_gpu_quarantine()->back().manual_release);
+}
+
+TEST_P(GpuLeaseTest, HostsSharingAStoreKeepTheirGpusApartAndListTheFleet) {
+  // Another host, as far as the store can tell: a child in a UTS namespace of its own with
+  // another host name leases and quarantines GPUs, then exits.
+  (void)open();  // migrate once
+  pid_t child = fork();
+  if (child == 0) {
+    if (unshare(CLONE_NEWUTS) != 0) _exit(77);
+    static constexpr std::string_view k_name = "kiln-other-host";
+    if (sethostname(k_name.data(), k_name.size()) != 0) _exit(77);
+    auto store = try_open_store();
+    if (!store) _exit(1);
+    if (!(*store)->acquire_gpu_leases(std::vector{lease("GPU-a", "other-job")}).value_or(false))
+      _exit(2);
+    if (!(*store)->quarantine_gpu({"GPU-b", "xid 79", 3, 0, true})) _exit(3);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "no UTS namespace here (needs root)";
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+
+  auto store = open();
+  // This host's view: none of the other host's leases or quarantine; its dead owner's lease is
+  // not this host's to reclaim.
+  EXPECT_TRUE(store->list_gpu_leases()->empty());
+  EXPECT_TRUE(store->list_gpu_quarantine()->empty());
+  EXPECT_TRUE(store->reclaim_gpu_leases()->empty());
+  ASSERT_EQ(store->acquire_gpu_leases(std::vector{lease("GPU-a", "mine")}).value_or(false), true);
+  // The fleet's view: both hosts, each row naming its host.
+  auto leases = store->list_fleet_gpu_leases();
+  ASSERT_TRUE(leases);
+  ASSERT_EQ(leases->size(), 2u);
+  std::set<std::string> holders;
+  for (const auto& l : *leases) holders.insert(l.owner.host + "/" + l.job_token);
+  EXPECT_TRUE(holders.contains("kiln-other-host/other-job"));
+  EXPECT_TRUE(holders.contains(host_name() + "/mine"));
+  auto quarantined = store->list_fleet_gpu_quarantine();
+  ASSERT_TRUE(quarantined);
+  ASSERT_EQ(quarantined->size(), 1u);
+  EXPECT_EQ((*quarantined)[0].host, "kiln-other-host");
+  EXPECT_EQ((*quarantined)[0].reason, "xid 79");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuLeaseTest, testing::backends(), testing::backend_name);

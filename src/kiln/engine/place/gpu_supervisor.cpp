@@ -9,8 +9,8 @@
 #include "kiln/exec/process_tracker.h"
 #include "kiln/gpu/discover.h"
 #include "kiln/gpu/health.h"
+#include "kiln/store/host_store.h"
 #include "kiln/store/process_identity.h"
-#include "kiln/store/sqlite_store.h"
 
 namespace kiln::engine {
 
@@ -49,10 +49,7 @@ Status GpuSupervisor::start_locked() {
   discover.sysfs_root = options_.gpu_sysfs_root;
   discover.deadline = options_.gpu_health.provider_deadline;
   KILN_TRY(auto found, gpu::discover_provider(discover));
-  auto path = options_.host_store.empty() ? store::default_host_store_path() : options_.host_store;
-  store::SqliteStoreOptions store_options;
-  store_options.mark_interrupted_on_open = false;  // the host store holds no runs of its own
-  auto host = store::open_sqlite_store(path, store_options);
+  auto host = store::open_host_store(options_.host_store);
   if (!host) {
     auto error = host.error();
     error.message = fmt::format("the host store for GPU leases: {}", error.message);

@@ -135,6 +135,12 @@ class MaskingStore final : public store::Store {
   Result<std::vector<store::GpuQuarantine>> list_gpu_quarantine() override {
     return inner_.list_gpu_quarantine();
   }
+  Result<std::vector<store::GpuLease>> list_fleet_gpu_leases() override {
+    return inner_.list_fleet_gpu_leases();
+  }
+  Result<std::vector<store::GpuQuarantine>> list_fleet_gpu_quarantine() override {
+    return inner_.list_fleet_gpu_quarantine();
+  }
 
   Result<std::optional<std::int64_t>> create_trigger(const store::Trigger& trigger) override {
     return inner_.create_trigger(trigger);
