@@ -23,6 +23,9 @@ export interface Job {
   message: string;
   node: string;
   needs: string[];
+  // The steps' $GITHUB_STEP_SUMMARY as HTML the server made safe (kiln's Markdown renderer
+  // escapes everything and emits only its own markup); null when no step wrote one.
+  summary_html: string | null;
   steps: Step[];
 }
 

@@ -76,6 +76,13 @@ export function RunPage({ id }: { id: number }) {
           <JobGraph jobs={jobs} selected={selected} onSelect={setSelected} now={now} />
         </div>
       )}
+      {job?.summary_html && (
+        <section class="job-summary" data-testid="job-summary">
+          <h2>Summary of {job.name || job.key}</h2>
+          {/* Rendered and sanitised by the server (GET /api/runs/ID: summary_html). */}
+          <div class="step-summary" dangerouslySetInnerHTML={{ __html: job.summary_html }} />
+        </section>
+      )}
       <div class="tabs" role="tablist">
         {(["logs", "telemetry", "tests", "benchmarks"] as Tab[]).map((t) => (
           <button role="tab" data-testid={`tab-${t}`} class={tab === t ? "active" : ""} onClick={() => setTab(t)}>

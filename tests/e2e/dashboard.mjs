@@ -138,6 +138,27 @@ try {
   await expectSoon("the stream says complete", () => page.getByTestId("stream-state").filter({ hasText: "complete" }).waitFor({ timeout: LONG }));
   await shot(page, "run-done");
 
+  // ---- the job's step summary: rendered Markdown, an attacker's markup inert -------------------
+  await page.locator('[data-testid=job-node][data-job="test"]').click();
+  if (await expectSoon("the test job's step summary is shown", () => page.getByTestId("job-summary").waitFor({ timeout: LONG }))) {
+    const summary = page.getByTestId("job-summary");
+    check((await summary.locator("h3").textContent()) === "Benchmark summary", "its Markdown heading is rendered as a heading");
+    check((await summary.locator("td", { hasText: "attention" }).count()) === 1, "its Markdown table is rendered as a table");
+    check((await summary.locator('a[href="https://example.invalid/docs"]').count()) === 1, "an https link is a link");
+    const unsafe = await summary.evaluate((el) => ({
+      scripts: el.querySelectorAll("script, img, iframe, object, embed").length,
+      handlers: [...el.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
+      javascript: [...el.querySelectorAll("[href], [src]")].filter((e) => /^\s*javascript:/i.test(e.getAttribute("href") ?? e.getAttribute("src") ?? "")).length,
+      text: el.textContent,
+    }));
+    check(unsafe.scripts === 0 && unsafe.handlers === 0 && unsafe.javascript === 0, "no script, element with an event handler or javascript: URL comes from the summary", JSON.stringify(unsafe));
+    check(unsafe.text.includes('<script>window.pwned = "script"</script>'), "raw HTML in the summary is shown as text");
+    await page.waitForTimeout(500); // an onerror would have fired by now
+    check((await page.evaluate(() => window.pwned)) === undefined, "nothing of the attacker's ran", String(await page.evaluate(() => window.pwned)));
+    await shot(page, "summary");
+  }
+  await page.locator('[data-testid=job-node][data-job="build"]').click();
+
   // A long log shows its last 5000 lines, and all of them on request.
   await page.locator('[data-testid=job-node][data-job="long"]').click();
   await expectSoon("a 6000-line log shows its end", () => logLine("LONG-6000").waitFor({ timeout: LONG }));

@@ -28,7 +28,8 @@ make_repo "$repo"
 # build prints coloured lines, a group and numbered lines a second apart, then waits at the
 # gate (a file the browser script creates once it has seen LIVE-LINE 3) and prints more; gpu
 # holds a simulated GPU until the gate opens; test needs both and stores JUnit results (one
-# failure, which does not fail the job) and a benchmark result; long prints 6000 lines.
+# failure, which does not fail the job) and a benchmark result, and writes a step summary with
+# an attacker's script, event handler and javascript: link; long prints 6000 lines.
 cat >"$repo/bench.json" <<'EOF_JSON'
 [{"name": "attention", "unit": "ms", "value": 1.9189999999999998, "samples": [1.9, 1.9189999999999998, 1.94]}]
 EOF_JSON
@@ -74,6 +75,20 @@ jobs:
       - run: |
           echo bench.json >> "\$KILN_BENCHMARKS"
           echo results/pytest.xml >> "\$KILN_TEST_RESULTS"
+      - name: An attacker's summary
+        run: |
+          cat >> "\$GITHUB_STEP_SUMMARY" <<'EOF_MD'
+          ### Benchmark summary
+          | kernel | ms |
+          |---|---|
+          | attention | 1.92 |
+
+          <script>window.pwned = "script"</script>
+
+          <img src=x onerror="window.pwned = 'onerror'">
+
+          [click me](javascript:window.pwned='link') and [docs](https://example.invalid/docs)
+          EOF_MD
 EOF_YML
 commit_all "$repo" "a workflow"
 mkdir -p "$(dirname "$bare")"
@@ -153,7 +168,7 @@ if [[ "$browser_rc" != 0 ]]; then
   fail "the browser script exited with $browser_rc"
   sed 's/^/    | /' "$ITEST_DIR/browser.err" | tail -40 >&2
 fi
-for shot in runs-live gpus-leased run-live run-done tests benchmarks telemetry gpus; do
+for shot in runs-live gpus-leased run-live run-done summary tests benchmarks telemetry gpus; do
   check "screenshot $artifacts/dashboard-$shot.png" test -s "$artifacts/dashboard-$shot.png"
 done
 

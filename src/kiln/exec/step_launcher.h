@@ -36,10 +36,23 @@ class StepLauncher {
   virtual Result<core::SpawnOptions> launch(std::vector<std::string> argv, core::Environment env,
                                             std::filesystem::path cwd) = 0;
 
+  // The hooks below name the step by `token`: KILN_JOB_TOKEN of the environment launch()
+  // returned (a launcher gives each step's processes a token of their own). Several steps may
+  // run through one launcher at once (background steps): every member is called from the
+  // step's own thread.
+
+  // Called after the step runner sent `signal` (SIGINT, SIGTERM: a cancelled step) to the
+  // spawned command's process group: passes it on to the step's processes where they run, when
+  // the spawned command does not forward it itself (`podman exec` does not).
+  virtual void signalled(std::string_view token, int signal) {
+    (void)token;
+    (void)signal;
+  }
+
   // Called after the step runner stopped the spawned command (timeout, cancellation): ends
   // what the step still runs where it ran (stopping `podman exec` does not stop the process it
   // started in the container).
-  virtual void stopped() {}
+  virtual void stopped(std::string_view token) { (void)token; }
 };
 
 }  // namespace kiln::exec

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
+#include <thread>
 
 #include "kiln/exec/step_runner.h"
 
@@ -35,12 +37,20 @@ class EnvLauncher : public StepLauncher {
     spawn.env = core::Environment{{"PATH", "/usr/bin:/bin"}};
     return spawn;
   }
-  void stopped() override { ++stops; }
+  void signalled(std::string_view token, int signal) override {
+    signals.emplace_back(std::string(token), signal);
+  }
+  void stopped(std::string_view token) override {
+    ++stops;
+    stopped_token = token;
+  }
 
   std::vector<std::string> looked_up;
   std::filesystem::path launched_cwd;
   core::Environment launched_env;
   int stops = 0;
+  std::string stopped_token;
+  std::vector<std::pair<std::string, int>> signals;
 };
 
 class StepLauncherTest : public ::testing::Test {
@@ -109,6 +119,28 @@ TEST_F(StepLauncherTest, ATimedOutStepIsReportedToTheLauncher) {
   auto result = run_step(r, sink_, masker_, nullptr, {.kill_grace = 200ms});
   ASSERT_TRUE(result);
   EXPECT_EQ(result->outcome, StepOutcome::timed_out);
+  EXPECT_EQ(launcher_.stops, 1);
+  EXPECT_EQ(launcher_.stopped_token, "kiln-test-token");
+  EXPECT_TRUE(launcher_.signals.empty());  // a timeout is no cancel: no SIGINT
+}
+
+// A cancelled step: SIGINT, then SIGTERM, each passed to the launcher for what it started (a
+// `podman exec` forwards neither into the container).
+TEST_F(StepLauncherTest, ACancelledStepsSignalsArePassedToTheLauncher) {
+  auto r = request("trap '' INT TERM; echo ready; sleep 30");
+  CancelToken cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(300ms);
+    cancel.cancel();
+  });
+  auto result =
+      run_step(r, sink_, masker_, &cancel, {.kill_grace = 200ms, .interrupt_grace = 200ms});
+  canceller.join();
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->outcome, StepOutcome::cancelled);
+  std::vector<std::pair<std::string, int>> expected{{"kiln-test-token", SIGINT},
+                                                    {"kiln-test-token", SIGTERM}};
+  EXPECT_EQ(launcher_.signals, expected);
   EXPECT_EQ(launcher_.stops, 1);
 }
 

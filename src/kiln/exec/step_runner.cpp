@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "kiln/core/safe_file.h"
+#include "kiln/exec/process_tracker.h"
 #include "kiln/exec/shell.h"
 #include "kiln/exec/step_output.h"
 
@@ -120,9 +121,13 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
 
   core::SpawnOptions spawn{
       .argv = shell.argv_for(script), .env = std::move(env), .cwd = request.working_directory};
+  std::string launched_token;  // the launcher's name for this step's processes
   if (request.launcher != nullptr) {
     KILN_TRY(spawn, request.launcher->launch(std::move(spawn.argv), std::move(*spawn.env),
                                              std::move(spawn.cwd)));
+    if (spawn.env)
+      if (auto it = spawn.env->find(std::string(k_job_token_variable)); it != spawn.env->end())
+        launched_token = it->second;
   } else if (request.subreaper != nullptr) {
     spawn.argv = request.subreaper->wrap(std::move(spawn.argv), request.run_as);
   } else if (request.run_as != nullptr) {
@@ -170,16 +175,21 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
       break;
     }
   }
+  bool ended = false;  // the command exited after SIGINT
   if (stopped == StepOutcome::cancelled && options.interrupt_grace.count() > 0) {
     child->signal_group(SIGINT);
+    if (request.launcher != nullptr) request.launcher->signalled(launched_token, SIGINT);
     auto interrupted = child->pump(on_line, Clock::now() + options.interrupt_grace, -1,
                                    std::chrono::milliseconds(50));
-    (void)interrupted;  // terminate() below ends whatever is left either way
+    ended = interrupted && *interrupted == core::Subprocess::PumpResult::finished;
   }
   if (stopped) {
+    // terminate() sends SIGTERM to the spawned command's group first.
+    if (stopped == StepOutcome::cancelled && !ended && request.launcher != nullptr)
+      request.launcher->signalled(launched_token, SIGTERM);
     auto status = child->terminate(options.kill_grace, on_line);
     if (status) result.exit = *status;
-    if (request.launcher != nullptr) request.launcher->stopped();
+    if (request.launcher != nullptr) request.launcher->stopped(launched_token);
   } else {
     result.exit = child->status();
   }

@@ -1,5 +1,7 @@
 #include "kiln/server/api_json.h"
 
+#include "kiln/report/markdown.h"
+
 namespace kiln::server {
 
 using json = nlohmann::ordered_json;
@@ -51,6 +53,13 @@ json job_json(const store::JobDetail& detail) {
           {"reused_from", job.extra.is_object() && job.extra.contains("reused_from")
                               ? json::parse(job.extra["reused_from"].dump())
                               : json(nullptr)},
+          // The steps' $GITHUB_STEP_SUMMARY as HTML, made safe by the report's renderer
+          // (markdown.h: every character escaped, no raw HTML, links http(s)/mailto/relative).
+          {"summary_html",
+           job.extra.is_object() && job.extra.contains("step_summary") &&
+                   job.extra["step_summary"].is_string()
+               ? json(report::markdown_to_html(job.extra["step_summary"].get<std::string>()))
+               : json(nullptr)},
           {"steps", steps}};
 }
 

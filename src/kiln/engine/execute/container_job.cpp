@@ -1,6 +1,7 @@
 #include "kiln/engine/execute/container_job.h"
 #include "kiln/core/run_as.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,6 +95,7 @@ class ContainerJob::Launcher : public exec::StepLauncher {
 
   std::optional<std::filesystem::path> find_program(std::string_view program,
                                                     std::string_view path_list) override {
+    std::lock_guard lock(mutex_);  // background steps start at once (step_launcher.h)
     std::string key = fmt::format("{}\n{}", program, path_list);
     if (auto it = found_.find(key); it != found_.end()) return it->second;
     std::optional<std::filesystem::path> result;
@@ -135,8 +137,10 @@ class ContainerJob::Launcher : public exec::StepLauncher {
     // Each step's processes carry a token of their own, so that a step that timed out can be
     // stopped inside the container without touching what earlier steps left running.
     std::string& token = env[std::string(exec::k_job_token_variable)];
-    token = fmt::format("{}.s{}", token, ++steps_);
-    last_token_ = token;
+    {
+      std::lock_guard lock(mutex_);
+      token = fmt::format("{}.s{}", token, ++steps_);
+    }
     core::SpawnOptions spawn;
     if (helper_) {
       spawn.argv = helper_argv(argv, cwd);
@@ -164,10 +168,17 @@ class ContainerJob::Launcher : public exec::StepLauncher {
     return spawn;
   }
 
-  void stopped() override {
-    // Stopping `exec` does not stop what it started in the container: those processes are
-    // visible from the host (rootful engine) and carry the step's token.
-    if (!last_token_.empty()) (void)exec::kill_job_processes(last_token_);
+  // The step helper forwards SIGINT and SIGTERM to the step's process group itself; `exec`
+  // does not: the step's processes are visible from the host (rootful engine) and carry its
+  // token.
+  void signalled(std::string_view token, int signal) override {
+    if (helper_ || token.empty()) return;
+    for (pid_t pid : exec::find_job_processes(token)) ::kill(pid, signal);
+  }
+
+  void stopped(std::string_view token) override {
+    // Stopping `exec` (or the helper's client) does not stop what it started in the container.
+    if (!token.empty()) (void)exec::kill_job_processes(token);
   }
 
  private:
@@ -177,7 +188,7 @@ class ContainerJob::Launcher : public exec::StepLauncher {
   std::optional<std::filesystem::path> helper_;
   std::filesystem::path socket_;
   std::map<std::string, std::optional<std::filesystem::path>> found_;
-  std::string last_token_;
+  std::mutex mutex_;  // found_ and steps_
   int steps_ = 0;
 };
 

@@ -29,58 +29,63 @@ exec::ActionContext JobRun::action_context(const core::Environment& env) {
   return context;
 }
 
-Conclusion JobRun::execute_action(const workflow::Step& step, const core::Environment& env) {
-  const std::string& uses = step.uses->value;
-  std::map<std::string, std::string> with;
-  auto with_texts = workflow::expand_mapping(step.with, context_, "with");
-  if (!with_texts) {
-    log_kiln("error", with_texts.error().to_string());
-    return Conclusion::failure;
+Result<JobRun::PreparedAction> JobRun::prepare_action(const workflow::Step& step,
+                                                      const core::Environment& env) {
+  PreparedAction prepared;
+  prepared.env = env;
+  ActionCall& call = prepared.call;
+  call.uses = step.uses->value;
+  call.where = step.uses->where;
+  call.step_name = default_step_name(step);
+  const std::string& uses = call.uses;
+  KILN_TRY(auto with_texts, workflow::expand_mapping(step.with, context_, "with"));
+  for (const auto& [key, text] : with_texts) {
+    KILN_TRY(auto value, expr::interpolate(text.value, context_, text.where));
+    call.with[key] = value;
   }
-  for (const auto& [key, text] : *with_texts) {
-    auto value = expr::interpolate(text.value, context_, text.where);
-    if (!value) {
-      log_kiln("error", value.error().to_string());
-      return Conclusion::failure;
-    }
-    with[key] = *value;
-  }
-  bool file_action = uses.starts_with("./") || uses.starts_with("docker://") ||
-                     ((references_.mirror || references_.fetch) && !exec::is_builtin_action(uses));
-  if (file_action) {
+  prepared.file_action =
+      uses.starts_with("./") || uses.starts_with("docker://") ||
+      ((references_.mirror || references_.fetch) && !exec::is_builtin_action(uses));
+  if (prepared.file_action) {
     // Local actions, actions of the mirror and Docker images (action_runner.h).
-    ActionCall call;
-    call.uses = uses;
-    call.where = step.uses->where;
-    call.step_name = default_step_name(step);
-    call.with = std::move(with);
     if (auto step_env = workflow::expand_mapping(step.env, context_, "env"))
       for (const auto& [key, text] : *step_env)
         if (auto it = env.find(key); it != env.end()) call.env[key] = it->second;
-    auto outcome = run_action(*this, call);
-    for (const auto& [key, value] : outcome.outputs) raw_outputs_[key] = value;
-    return outcome.conclusion;
+    return prepared;
   }
-  if (!exec::is_builtin_action(uses)) {
-    log_kiln("error", fmt::format("{}: {}", step.uses->where.to_string(),
-                                  exec::unavailable_action_message(uses)));
-    return Conclusion::failure;
-  }
+  if (!exec::is_builtin_action(uses))
+    return fail(ErrorCode::unsupported, "{}: {}", step.uses->where.to_string(),
+                exec::unavailable_action_message(uses));
   // An artifact's name becomes a directory, a store record, an API listing and a download's
   // file name, none of which may hold a secret (and "***" is no valid name): refused.
   if (uses.starts_with("actions/upload-artifact"))
-    if (auto name = with.find("name");
-        name != with.end() && setup_.masker->mask(name->second) != name->second) {
-      log_kiln("error",
-               fmt::format("{}: the artifact name '{}' holds a secret; artifact names "
-                           "are stored and shown: choose one without",
-                           step.uses->where.to_string(), setup_.masker->mask(name->second)));
-      return Conclusion::failure;
-    }
-  std::map<std::string, std::string> outputs;
-  auto conclusion = run_builtin(uses, with, env, outputs);
-  for (const auto& [key, value] : outputs) raw_outputs_[key] = value;
-  return conclusion;
+    if (auto name = call.with.find("name");
+        name != call.with.end() && setup_.masker->mask(name->second) != name->second)
+      return fail(ErrorCode::invalid_input,
+                  "{}: the artifact name '{}' holds a secret; artifact names are stored and "
+                  "shown: choose one without",
+                  step.uses->where.to_string(), setup_.masker->mask(name->second));
+  return prepared;
+}
+
+ActionOutcome JobRun::run_prepared_action(ActionHost& host, const PreparedAction& action) {
+  if (action.file_action) return run_action(host, action.call);
+  ActionOutcome outcome;
+  outcome.conclusion =
+      host.run_builtin(action.call.uses, action.call.with, action.env, outcome.outputs);
+  return outcome;
+}
+
+Conclusion JobRun::execute_action(const workflow::Step& step, const core::Environment& env) {
+  auto prepared = prepare_action(step, env);
+  if (!prepared) {
+    const Error& error = prepared.error();
+    log_kiln("error", error.where.empty() ? error.message : error.to_string());
+    return Conclusion::failure;
+  }
+  auto outcome = run_prepared_action(*this, *prepared);
+  for (const auto& [key, value] : outcome.outputs) raw_outputs_[key] = value;
+  return outcome.conclusion;
 }
 
 core::Environment JobRun::job_environment() {
@@ -138,23 +143,27 @@ Conclusion JobRun::run_builtin(const std::string& uses,
   }
   for (const auto& [key, value] : outcome->outputs) outputs[key] = value;
   record_artifacts(outcome->artifacts_uploaded);
-  if (outcome->post)
-    post_actions_.push_back([this, post = *outcome->post, env] {
-      if ((failed_ || cancelled()) && !post.always) return true;
-      log_kiln("kiln", fmt::format("Post {}", post.description));
-      auto result = exec::run_post_action(post, action_context(env));
-      give_job_dir();
-      if (!result)
-        log_kiln("warning", result.error().to_string());
-      else if (!result->success)
-        log_kiln("warning", setup_.masker->mask(result->error));
-      return true;
-    });
+  if (outcome->post) queue_builtin_post(*outcome->post, env, post_actions_);
   if (!outcome->success) {
     log_kiln("error", setup_.masker->mask(outcome->error));
     return Conclusion::failure;
   }
   return Conclusion::success;
+}
+
+void JobRun::queue_builtin_post(const exec::PostAction& post, const core::Environment& env,
+                                std::vector<std::function<bool()>>& posts) {
+  posts.push_back([this, post, env] {
+    if ((failed_ || cancelled()) && !post.always) return true;
+    log_kiln("kiln", fmt::format("Post {}", post.description));
+    auto result = exec::run_post_action(post, action_context(env));
+    give_job_dir();
+    if (!result)
+      log_kiln("warning", result.error().to_string());
+    else if (!result->success)
+      log_kiln("warning", setup_.masker->mask(result->error));
+    return true;
+  });
 }
 
 expr::Context JobRun::job_context() {

@@ -116,7 +116,33 @@ class JobRun : public ActionHost, public StepGroupHost {
 
   exec::ActionContext action_context(const core::Environment& env);
 
+  // An action step with its inputs evaluated (on the job's thread), ready to run through a host.
+  struct PreparedAction {
+    ActionCall call;
+    core::Environment env;     // the step's
+    bool file_action = false;  // local, mirrored, docker://; else a built-in action
+  };
+  Result<PreparedAction> prepare_action(const workflow::Step& step, const core::Environment& env);
+  static ActionOutcome run_prepared_action(ActionHost& host, const PreparedAction& action);
+
   Conclusion execute_action(const workflow::Step& step, const core::Environment& env);
+
+  // job_background_action.cpp: an action step in the background runs through a host of its
+  // own (BackgroundAction), so that its lines, environment and file commands stay its own until
+  // it is waited for.
+  Conclusion start_background_action(const workflow::Step& step, const StepSummary& result,
+                                     const core::Environment& env, milliseconds timeout,
+                                     bool step_limit, double step_minutes);
+  // Ends what the action step `index` run in the background left for the job (its artifacts and
+  // post steps); nothing for a `run:` step.
+  void end_background_action(int index);
+  // A built-in action's post step (actions/cache's save, ...), queued on `posts`.
+  void queue_builtin_post(const exec::PostAction& post, const core::Environment& env,
+                          std::vector<std::function<bool()>>& posts);
+  class BackgroundAction;
+  // Kept until the job ends: a JavaScript action's post step, queued by one, runs through it.
+  // (shared_ptr: its deleter is made where BackgroundAction is complete.)
+  std::map<int, std::shared_ptr<BackgroundAction>> background_actions_;
 
  public:
   // ActionHost: what local and mirrored actions use of the job (action_runner.h).
@@ -282,7 +308,7 @@ class JobRun : public ActionHost, public StepGroupHost {
   std::mutex log_mutex_;  // log_, store_warned_ and the recent lines while steps run at once
   std::map<int, std::deque<std::string>> step_lines_;  // each background step's last lines
   // Last: destroyed first, so that no background step's thread outlives what it writes to.
-  StepGroup step_group_{*this, *setup_.masker};
+  StepGroup step_group_{*this};
 };
 
 }  // namespace kiln::engine

@@ -29,6 +29,7 @@ Conclusion JobRun::finish_background(int index, const Result<exec::StepResult>& 
   }
   if (run) started.result.duration = run->duration;
   Conclusion outcome = apply_run(run, started.result, started.step_limit, started.minutes);
+  end_background_action(index);
   refresh_env_context();  // its GITHUB_ENV, from the next step on
   return finish_step(job_.steps[static_cast<size_t>(index)], std::move(started.result), started.row,
                      outcome, started.started, cancelled_on_purpose);

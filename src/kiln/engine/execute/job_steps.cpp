@@ -251,10 +251,8 @@ Conclusion JobRun::execute_inner(const workflow::Step& step, StepSummary& result
     }
   }
 
-  if (step.uses && background) {  // refused before the run (job_checks.cpp)
-    log_kiln("error", "actions do not run in the background in kiln yet");
-    return Conclusion::failure;
-  }
+  if (step.uses && background)
+    return start_background_action(step, result, *env, timeout, step_limit, *step_minutes);
   if (step.uses) {
     // The processes of an action's steps share the step's time limit (run_process).
     step_deadline_ = step_limit ? std::optional(Clock::now() + timeout) : std::nullopt;
@@ -307,7 +305,13 @@ Conclusion JobRun::execute_inner(const workflow::Step& step, StepSummary& result
     BackgroundStep& started = background_[step.index];
     started.step_limit = step_limit;
     started.minutes = *step_minutes;
-    step_group_.start(step.index, step.id ? step.id->value : result.name, std::move(request));
+    exec::Masker& masker = *setup_.masker;
+    step_group_.start(step.index, step.id ? step.id->value : result.name,
+                      [step_request = std::move(request), &masker](
+                          const exec::CancelToken& cancel, exec::LogSink& sink,
+                          const exec::StepRunnerOptions& options) {
+                        return exec::run_step(step_request, sink, masker, &cancel, options);
+                      });
     return Conclusion::success;
   }
   LogSink sink(*this);

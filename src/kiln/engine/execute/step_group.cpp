@@ -6,15 +6,15 @@
 
 namespace kiln::engine {
 
-StepGroup::StepGroup(StepGroupHost& host, exec::Masker& masker) : host_(host), masker_(masker) {}
+StepGroup::StepGroup(StepGroupHost& host) : host_(host) {}
 
-void StepGroup::start(int index, std::string label, exec::StepRequest request) {
+void StepGroup::start(int index, std::string label, Work work) {
   auto [it, inserted] = records_.try_emplace(index);
   if (!inserted) return;
   Record& record = it->second;
   record.label = std::move(label);
   record.sink = host_.step_sink(index, record.label);
-  record.request = std::move(request);
+  record.work = std::move(work);
   // std::map keeps `record` where it is; the thread is its only writer until wait() returns.
   threads_.start(index, [this, &record](const exec::CancelToken& cancel) {
     exec::StepRunnerOptions options;
@@ -22,7 +22,7 @@ void StepGroup::start(int index, std::string label, exec::StepRequest request) {
     options.kill_grace = k_kill_grace;
     // A thread lets nothing escape: a library exception fails this step, not the process.
     try {
-      record.run = exec::run_step(record.request, *record.sink, masker_, &cancel, options);
+      record.run = record.work(cancel, *record.sink, options);
     } catch (const std::exception& e) {
       record.run = fail(ErrorCode::internal, "the background step failed: {}", e.what());
     }

@@ -1,12 +1,14 @@
 #pragma once
 // The step-group runner: GitHub's parallel steps within one job. The job runner starts a
-// background step (`background: true`, a member of a `parallel:` group) here with the request
-// it built for it, and hands the control steps (`wait`, `wait-all`, `cancel`) and the job's end
-// to it. Steps run through the same step runner as every `run:` step (step_runner.h), on
-// threads of BackgroundSteps; what a step left is handed back to the job runner on its own
-// thread, once the step is waited for (GitHub: outputs and environment changes of a background
-// step are seen only after a wait that includes it), so the job's state has one writer.
+// background step (`background: true`, a member of a `parallel:` group) here with the work it
+// prepared for it (a `run:` step's request through the step runner, step_runner.h; an action
+// through a host of its own, job_background_action.cpp), and hands the control steps (`wait`,
+// `wait-all`, `cancel`) and the job's end to it. The work runs on a thread of BackgroundSteps; what
+// a step left is handed back to the job runner on its own thread, once the step is waited for
+// (GitHub: outputs and environment changes of a background step are seen only after a wait that
+// includes it), so the job's state has one writer.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,10 +45,17 @@ class StepGroup {
   static constexpr std::chrono::milliseconds k_interrupt_grace{7500};
   static constexpr std::chrono::milliseconds k_kill_grace{2500};
 
-  StepGroup(StepGroupHost& host, exec::Masker& masker);
+  explicit StepGroup(StepGroupHost& host);
+
+  // A background step's run, on its own thread: its lines go to `sink`; it stops (SIGINT,
+  // SIGTERM, kill with `options`' graces) once `cancel` is set. What it returns is what
+  // finish_background gets.
+  using Work =
+      std::function<Result<exec::StepResult>(const exec::CancelToken& cancel, exec::LogSink& sink,
+                                             const exec::StepRunnerOptions& options)>;
 
   // Starts step `index` in the background; `label` names it in the log (its id, else its name).
-  void start(int index, std::string label, exec::StepRequest request);
+  void start(int index, std::string label, Work work);
 
   // Runs a wait, wait-all or cancel step: cancels (cancel), waits for its targets and ends
   // them. A wait fails when one of them failed; a cancel does not. `stop` set meanwhile (Ctrl-C,
@@ -62,7 +71,7 @@ class StepGroup {
   struct Record {
     std::string label;
     std::unique_ptr<exec::LogSink> sink;
-    exec::StepRequest request;
+    Work work;
     Result<exec::StepResult> run = exec::StepResult{};  // written by the step's thread
     bool cancel_requested = false;
     std::optional<Conclusion> conclusion;  // once ended
@@ -72,7 +81,6 @@ class StepGroup {
   Conclusion collect(int index);
 
   StepGroupHost& host_;
-  exec::Masker& masker_;
   std::map<int, Record> records_;
   BackgroundSteps threads_;  // last: destroyed first, so no thread outlives a record
 };

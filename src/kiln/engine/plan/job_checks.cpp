@@ -78,25 +78,6 @@ Result<double> parse_timeout_minutes(const std::string& text, const SourceLocati
   return minutes;
 }
 
-// What kiln does not run in the background yet (docs/workflows.md, "Parallel steps"): said
-// before anything runs rather than run one after the other.
-static void check_background(const workflow::Job& job, const workflow::Step& step,
-                             workflow::Diagnostics& diagnostics) {
-  if (!step.background) return;
-  std::string_view how = step.parallel_group ? "in a 'parallel' group" : "with 'background: true'";
-  if (step.uses)
-    diagnostics.push_back({workflow::Severity::error, step.uses->where,
-                           fmt::format("kiln does not run actions in the background yet: "
-                                       "'uses: {}' {}; give it a step of its own",
-                                       step.uses->value, how)});
-  else if (job.container)
-    diagnostics.push_back({workflow::Severity::error, step.where,
-                           fmt::format("kiln does not run steps of a job container in the "
-                                       "background yet (a step {} in job '{}' with "
-                                       "'container:')",
-                                       how, job.id)});
-}
-
 workflow::Diagnostics check_job_settings(const workflow::Workflow& workflow,
                                          const gpu::GpuLabelMap& custom,
                                          const gpu::Inventory* inventory) {
@@ -111,7 +92,6 @@ workflow::Diagnostics check_job_settings(const workflow::Workflow& workflow,
     check_timeout(job.timeout_minutes);
     for (const auto& step : job.steps) {
       check_timeout(step.timeout_minutes);
-      check_background(job, step, diagnostics);
     }
     std::vector<gpu::GpuLabel> labels;
     bool templated = false;
