@@ -34,7 +34,10 @@ class EnvLauncher : public StepLauncher {
     spawn.argv = {"/usr/bin/env", "-i", "-C", cwd.string()};
     for (const auto& [key, value] : env) spawn.argv.push_back(key + "=" + value);
     spawn.argv.insert(spawn.argv.end(), argv.begin(), argv.end());
-    spawn.env = core::Environment{{"PATH", "/usr/bin:/bin"}};
+    // As the container launcher does: the token that names this step's processes is
+    // KILN_JOB_TOKEN of the environment returned (step_launcher.h).
+    spawn.env =
+        core::Environment{{"PATH", "/usr/bin:/bin"}, {"KILN_JOB_TOKEN", env["KILN_JOB_TOKEN"]}};
     return spawn;
   }
   void signalled(std::string_view token, int signal) override {
