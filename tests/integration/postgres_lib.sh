@@ -21,7 +21,10 @@ postgres_begin() {
 
 postgres_on_exit() {
   local status=$?
-  "$KILN_SOURCE_DIR/scripts/postgres-test-server" stop "$ITEST_DIR/pg" || true
+  # Without this, set -e ends the trap at `(exit STATUS)` of a failed test, before itest_on_exit
+  # kills the test's processes (a failed run once left a kiln and its step running).
+  set +e
+  "$KILN_SOURCE_DIR/scripts/postgres-test-server" stop "$ITEST_DIR/pg"
   (exit "$status")
   itest_on_exit
 }
