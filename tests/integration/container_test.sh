@@ -604,6 +604,9 @@ jobs:
 EOF
 commit_all "$repo" "a failing host job"
 printf 'debug:\n  hold: 1m\n  on_workflow_dispatch: true\n' >"$ITEST_DIR/dispatch.yml"
+# Emptied here, before the fork: the background shell's own truncation can come after the first
+# `held` check, which then reads the previous hold's line (seen under load: the run id was empty).
+: >"$ITEST_DIR/hold.out"
 "$KILN" run -C "$repo" --config "$ITEST_DIR/dispatch.yml" --event workflow_dispatch \
   >"$ITEST_DIR/hold.out" 2>&1 </dev/null &
 KILN_PID=$!
