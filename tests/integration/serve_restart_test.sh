@@ -4,7 +4,8 @@
 # processes; the next server (serve.on_restart: requeue, the default) marks the old run
 # interrupted, reclaims the lease and runs the trigger again in a new run to completion; no job
 # process and no lease is left. With on_restart: fail the trigger is failed instead, and a
-# trigger whose runs were interrupted three times is failed rather than requeued again.
+# trigger whose runs were interrupted three times is failed rather than requeued again. A trigger
+# whose runs had all ended when its server died is recorded as ended, not run again.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -177,6 +178,28 @@ if [[ "$(started_times)" == 3 ]]; then pass "the job did not start a fourth time
 else fail "the job started $(started_times) times"; fi
 if [[ "$(leases)" == 0 ]]; then pass "no lease is left after the crash loop"
 else fail "$(leases) leases left"; fi
+
+# ---- a trigger whose run ended but which no one recorded as ended -----------------------------
+# The server died after the trigger's run had ended and before it wrote the trigger finished
+# (seen in bench/webhook_load.sh --kill-replica-after: the requeued trigger ran twice). That
+# moment is made here: the finished trigger is set back to running and the server killed. The
+# next server records it as it ended and does not run it again.
+touch "$ITEST_DIR/gate"
+: >"$events"
+trigger="$(deliver_push crash-4)"
+check "the gated job runs to the end" wait_until 120 trigger_is "$trigger" finished
+kill -9 "$serve_pid"
+wait_exit "$serve_pid" 30 || itest_die "the killed server did not end"
+sqlite3 "$ITEST_DIR/state/kiln.db" \
+  "UPDATE triggers SET status = 'running', message = '' WHERE id = $trigger"
+start_server
+check "the next server records the trigger finished" wait_until 60 trigger_is "$trigger" finished
+http_get "/api/triggers/$trigger"
+expect_contains "$OUT" "1 run(s), all succeeded; recorded after the server that ran them stopped" \
+  "the message says it was recorded late"
+expect_json 'len(d["run_ids"])' 1 "no second run was made"
+if [[ "$(started_times)" == 1 ]]; then pass "the job did not run again"
+else fail "the job started $(started_times) times"; fi
 
 kill -TERM "$serve_pid"
 if wait_exit "$serve_pid" 120 && [[ "$WAIT_RC" == 0 ]]; then pass "SIGTERM stops the server"

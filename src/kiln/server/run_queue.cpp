@@ -129,12 +129,37 @@ Result<bool> RunQueue::recover_orphans() {
     // A trigger whose runs keep dying with the server (a job that takes the host down) is not
     // requeued for ever.
     int interrupted_runs = 0;
+    int runs = 0, finished_runs = 0, failed_runs = 0, cancelled_runs = 0;
     if (trigger.run_ids.is_array())
       for (const auto& run_id : trigger.run_ids)
-        if (run_id.is_number_integer())
-          if (auto run = store_.get_run(run_id.get<std::int64_t>());
-              run && run->status == store::RunStatus::interrupted)
+        if (run_id.is_number_integer()) {
+          ++runs;
+          auto run = store_.get_run(run_id.get<std::int64_t>());
+          if (!run) continue;
+          if (run->status == store::RunStatus::interrupted)
             ++interrupted_runs;
+          else if (store::is_terminal(run->status))
+            ++finished_runs;
+          if (run->status == store::RunStatus::failure) ++failed_runs;
+          if (run->status == store::RunStatus::cancelled) ++cancelled_runs;
+        }
+    // Every run ended and only the trigger's own record was left to write when the server died
+    // (the engine starts all of a trigger's runs before any job does): it is recorded as it
+    // ended, not run a second time. With an interrupted run among them it is requeued, as the
+    // runs of one attempt cannot be told from an earlier attempt's.
+    if (runs > 0 && interrupted_runs == 0 && finished_runs == runs) {
+      trigger.status = cancelled_runs > 0 ? TriggerStatus::cancelled : TriggerStatus::finished;
+      trigger.message = fmt::format(
+          "{} run(s), {}; recorded after the server that ran them stopped", finished_runs,
+          failed_runs > 0      ? "a job failed"
+          : cancelled_runs > 0 ? "cancelled"
+                               : "all succeeded");
+      trigger.updated_at = 0;
+      KILN_TRY_VOID(store_.update_trigger(trigger));
+      spdlog::info("trigger {}: left running by a server that stopped after its runs ended: {}",
+                   trigger.id, trigger.message);
+      continue;
+    }
     const bool too_often = interrupted_runs >= k_max_interrupted_runs;
     const bool requeue = settings_.serve.on_restart == config::OnRestart::requeue && !too_often;
     trigger.status = requeue ? TriggerStatus::queued : TriggerStatus::failed;
