@@ -159,6 +159,17 @@ expect_status 404 "an unknown artifact is 404"
 http GET "/api/runs/99999/artifacts" "" "$auth"
 expect_status 404 "the artifacts of an unknown run are 404"
 
+# ---- kiln cancel -------------------------------------------------------------------------------
+kiln cancel "$run1" --server "$SERVE_BASE" --token wrong
+expect_rc 2 "kiln cancel with a wrong token is refused"
+kiln cancel 99999 --server "$SERVE_BASE" --token "$SERVE_TOKEN"
+expect_rc 2 "kiln cancel of an unknown run is refused"
+kiln cancel "$run1" --server "$SERVE_BASE" --token "$SERVE_TOKEN"
+expect_rc 2 "kiln cancel of a finished run is refused (409)"
+expect_contains "$ERR" "HTTP 409: run $run1 is not running on this server" "and says why"
+kiln cancel "$run1" --server "http://127.0.0.1:1" --token "$SERVE_TOKEN"
+expect_rc 3 "kiln cancel of an unreachable server exits 3"
+
 # ---- kiln rerun --failed ----------------------------------------------------------------------
 kiln rerun "$run1" --failed --server "$SERVE_BASE" --token wrong
 expect_rc 2 "kiln rerun with a wrong token is refused"
