@@ -7,6 +7,7 @@
 #   down triggers after the restart and nothing triggers twice;
 # - concurrency groups hold across triggers: with cancel-in-progress a second push cancels the
 #   first's run; without it the newer run waits, and a third push cancels the waiting one.
+# - `kiln cancel RUN --server URL` stops a running run: it ends cancelled, its step never finishes.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -57,7 +58,7 @@ jobs:
       - run: echo "POLLED-PUSH before=${{ github.event.before }} after=${{ github.sha }}"
 EOF2
 # Gated jobs: each writes "start SHA", waits for the gate file of its branch, writes "end SHA".
-for branch in cancel queue; do
+for branch in cancel queue clicancel; do
   if [[ $branch == cancel ]]; then cancel_line="  cancel-in-progress: true"; else cancel_line=""; fi
   write_workflow "$repo" "$branch.yml" <<EOF2
 name: Deploy $branch
@@ -258,6 +259,24 @@ http GET "/api/runs/$(run_of "$c2")"
 expect_json 'd["status"]' success "the newer run of the group succeeded"
 if grep -q "end $cancel_1" "$events"; then fail "the cancelled run's step went on to the end"
 else pass "the cancelled run's step never finished"; fi
+
+# ---- kiln cancel RUN --server: a running run stopped from the command line ------------------
+stop_1="$(new_commit clicancel)"
+push_body "$ITEST_DIR/s1.json" clicancel "$stop_1"
+deliver "$ITEST_DIR/s1.json" push clicancel-1
+s1="$(json_eval - 'd["trigger"]')"
+check "the job to cancel from the CLI starts" wait_until 120 grep -q "start $stop_1" "$events"
+s1_run="$(run_of "$s1")"
+kiln cancel "$s1_run" --server "$SERVE_BASE" --token "$token"
+expect_rc 0 "kiln cancel of a running run is accepted"
+expect_contains "$OUT" "\"cancelling\"" "and prints the run it cancels"
+check "the cancelled run's trigger ends" trigger_done "$s1" finished
+http GET "/api/runs/$s1_run"
+expect_json 'd["status"]' cancelled "kiln cancel --server cancelled the running run"
+touch "$ITEST_DIR/gate-clicancel"
+sleep 0.5
+if grep -q "end $stop_1" "$events"; then fail "the run cancelled from the CLI went on to the end"
+else pass "the run cancelled from the CLI never finished its step"; fi
 
 # ---- without cancel-in-progress: the newer waits; a third replaces the pending one ---------
 queue_1="$(new_commit queue)"

@@ -19,8 +19,8 @@ void add_cancel_command(CLI::App& app, int& exit_code) {
   cmd->add_option("RUN", args->run, "the run id (kiln runs, GET /api/runs)")->required();
   add_client_options(cmd, args->client);
   cmd->callback([args, &exit_code] {
-    exit_code = post(args->client, fmt::format("/api/runs/{}/cancel", args->run),
-                     nlohmann::json::object());
+    exit_code =
+        post(args->client, fmt::format("/api/runs/{}/cancel", args->run), nlohmann::json::object());
   });
 }
 
