@@ -7,7 +7,9 @@
 #   down triggers after the restart and nothing triggers twice;
 # - concurrency groups hold across triggers: with cancel-in-progress a second push cancels the
 #   first's run; without it the newer run waits, and a third push cancels the waiting one.
-# - `kiln cancel RUN --server URL` stops a running run: it ends cancelled, its step never finishes.
+# - `kiln cancel RUN --server URL` stops a running run: it ends cancelled, its step never finishes;
+#   `kiln watch RUN --server URL` follows it (exit 1 cancelled, 0 for a run that succeeded);
+#   `kiln runs --server URL` lists the served runs.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -267,12 +269,26 @@ deliver "$ITEST_DIR/s1.json" push clicancel-1
 s1="$(json_eval - 'd["trigger"]')"
 check "the job to cancel from the CLI starts" wait_until 120 grep -q "start $stop_1" "$events"
 s1_run="$(run_of "$s1")"
+"$KILN" watch "$s1_run" --server "$SERVE_BASE" --interval 0.2 >"$ITEST_DIR/watch.out" 2>&1 &
+watch_pid=$!
+itest_track_pid "$watch_pid"
+check "kiln watch shows the running job" wait_until 60 grep -qE "^deploy.*: running$" "$ITEST_DIR/watch.out"
 kiln cancel "$s1_run" --server "$SERVE_BASE" --token "$token"
 expect_rc 0 "kiln cancel of a running run is accepted"
 expect_contains "$OUT" "\"cancelling\"" "and prints the run it cancels"
 check "the cancelled run's trigger ends" trigger_done "$s1" finished
 http GET "/api/runs/$s1_run"
 expect_json 'd["status"]' cancelled "kiln cancel --server cancelled the running run"
+if wait_exit "$watch_pid" 60 && [[ "$WAIT_RC" == 1 ]]; then
+  pass "kiln watch ends with exit 1 when the run was cancelled"
+else fail "kiln watch of the cancelled run: exit ${WAIT_RC:-none} (want 1)"; fi
+expect_contains "$(cat "$ITEST_DIR/watch.out")" "run $s1_run: cancelled" "kiln watch says how the run ended"
+kiln watch 99999 --server "$SERVE_BASE"
+expect_rc 2 "kiln watch of an unknown run is refused"
+kiln watch "$s1_run" --server "http://127.0.0.1:1"
+expect_rc 3 "kiln watch of an unreachable server exits 3"
+kiln watch "$s1_run" --server "$SERVE_BASE" --interval 0
+expect_rc 2 "kiln watch --interval 0 is refused"
 touch "$ITEST_DIR/gate-clicancel"
 sleep 0.5
 if grep -q "end $stop_1" "$events"; then fail "the run cancelled from the CLI went on to the end"
@@ -307,6 +323,20 @@ check "the first queued push finishes" trigger_done "$q1" finished
 check "the third push finishes" trigger_done "$q3" finished
 http GET "/api/runs/$(run_of "$q1")"
 expect_json 'd["status"]' success "the holder succeeded"
+kiln watch "$(run_of "$q1")" --server "$SERVE_BASE"
+expect_rc 0 "kiln watch of a run that succeeded exits 0"
+expect_contains "$OUT" "run $(run_of "$q1"): success" "and says so"
+q1_run="$(run_of "$q1")"
+kiln runs --server "$SERVE_BASE" -n 0 --json
+expect_rc 0 "kiln runs --server lists the served runs"
+expect_json_of_out() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$ITEST_DIR/last.out"; }
+if [[ "$(expect_json_of_out "[r['status'] for r in d if r['id']==$q1_run]")" == "['success']" ]]; then
+  pass "kiln runs --server --json has the run with its status"
+else fail "kiln runs --server --json lacks run $q1_run as success"; show_last; fi
+kiln runs --server "$SERVE_BASE"
+expect_contains "$OUT" "Deploy queue" "kiln runs --server prints the table with the workflow's name"
+kiln runs --server "http://127.0.0.1:1"
+expect_rc 3 "kiln runs of an unreachable server exits 3"
 http GET "/api/runs/$(run_of "$q3")"
 expect_json 'd["status"]' success "the third run succeeded after it"
 order="$(grep -E "$queue_1|$queue_2|$queue_3" "$events" | tr '\n' ' ')"

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -21,11 +22,22 @@ void add_client_options(CLI::App* cmd, ClientArgs& args) {
                   "against (default: $KILN_CA_CERT, else the system's CAs)");
 }
 
-int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body) {
-  std::string server = args.server;
-  if (server.empty()) {
+namespace {
+
+// The server, the token and the CA of a command's options and environment, resolved once.
+struct Connection {
+  std::string server;
+  httplib::Headers headers;
+  std::string cacert;
+};
+
+// Resolves the options; prints the error and returns nullopt when the token file is unreadable.
+std::optional<Connection> connect(const ClientArgs& args) {
+  Connection out;
+  out.server = args.server;
+  if (out.server.empty()) {
     const char* env = std::getenv("KILN_SERVER");
-    server = env && *env ? env : "http://127.0.0.1:8080";
+    out.server = env && *env ? env : "http://127.0.0.1:8080";
   }
   std::string token = args.token;
   if (token.empty() && !args.token_file.empty()) {
@@ -33,36 +45,63 @@ int post(const ClientArgs& args, const std::string& path, const nlohmann::json& 
     if (!in || !std::getline(in, token) || token.empty()) {
       fmt::print(stderr, "kiln: error: --token-file {}: cannot read a token from it\n",
                  args.token_file);
-      return 2;
+      return std::nullopt;
     }
     if (token.back() == '\r') token.pop_back();
   }
   for (const char* name : {"KILN_API_TOKEN", "KILN_TOKEN"})
     if (const char* env = std::getenv(name); token.empty() && env) token = env;
-  std::string cacert = args.cacert;
-  if (cacert.empty()) {
-    if (const char* env = std::getenv("KILN_CA_CERT")) cacert = env;
+  if (!token.empty()) out.headers.emplace("Authorization", "Bearer " + token);
+  out.cacert = args.cacert;
+  if (out.cacert.empty()) {
+    if (const char* env = std::getenv("KILN_CA_CERT")) out.cacert = env;
   }
-  httplib::Client client(server);
-  if (!cacert.empty()) client.set_ca_cert_path(cacert);
-  httplib::Headers headers;
-  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  auto response = client.Post(path, headers, body.dump(), "application/json");
+  return out;
+}
+
+// The answer of one request as the exit code: 2xx: 0 (and `answer` set), 4xx: 2, else 3; the
+// error is printed.
+int answer_of(const Connection& connection, const std::string& path,
+              const httplib::Result& response, nlohmann::json& answer) {
   if (!response) {
-    fmt::print(stderr, "kiln: error: {}{}: {}\n", server, path,
+    fmt::print(stderr, "kiln: error: {}{}: {}\n", connection.server, path,
                httplib::to_string(response.error()));
     return 3;
   }
-  auto answer = nlohmann::json::parse(response->body, nullptr, false);
+  answer = nlohmann::json::parse(response->body, nullptr, false);
   if (response->status >= 200 && response->status < 300) {
-    fmt::print("{}\n", answer.is_discarded() ? response->body : answer.dump());
+    if (answer.is_discarded()) answer = response->body;
     return 0;
   }
-  std::string message = !answer.is_discarded() && answer.contains("error")
+  std::string message = !answer.is_discarded() && answer.is_object() && answer.contains("error") &&
+                                answer["error"].is_string()
                             ? answer["error"].get<std::string>()
                             : response->body;
   fmt::print(stderr, "kiln: error: HTTP {}: {}\n", response->status, message);
   return response->status >= 400 && response->status < 500 ? 2 : 3;
+}
+
+}  // namespace
+
+int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body) {
+  auto connection = connect(args);
+  if (!connection) return 2;
+  httplib::Client client(connection->server);
+  if (!connection->cacert.empty()) client.set_ca_cert_path(connection->cacert);
+  nlohmann::json answer;
+  int rc =
+      answer_of(*connection, path,
+                client.Post(path, connection->headers, body.dump(), "application/json"), answer);
+  if (rc == 0) fmt::print("{}\n", answer.is_string() ? answer.get<std::string>() : answer.dump());
+  return rc;
+}
+
+int get(const ClientArgs& args, const std::string& path, nlohmann::json& answer) {
+  auto connection = connect(args);
+  if (!connection) return 2;
+  httplib::Client client(connection->server);
+  if (!connection->cacert.empty()) client.set_ca_cert_path(connection->cacert);
+  return answer_of(*connection, path, client.Get(path, connection->headers), answer);
 }
 
 }  // namespace kiln::cli

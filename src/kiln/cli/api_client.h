@@ -1,6 +1,6 @@
 #pragma once
-// The commands that talk to a `kiln serve` API (approve, trigger, rerun): where the server is,
-// the token, and one POST whose answer becomes the exit code.
+// The commands that talk to a `kiln serve` API (approve, trigger, rerun, cancel, watch): where
+// the server is, the token, and requests whose answers become the exit code.
 
 #include <string>
 
@@ -20,5 +20,9 @@ void add_client_options(CLI::App* cmd, ClientArgs& args);
 
 // POSTs `body` to the server and prints the answer; 2xx: 0, 4xx: 2, else 3.
 int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body);
+
+// GETs `path` into `answer` (printing nothing on success); the exit code as post's, the error
+// printed.
+int get(const ClientArgs& args, const std::string& path, nlohmann::json& answer);
 
 }  // namespace kiln::cli

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   add_serve_commands(app, exit_code);
   add_rerun_command(app, exit_code);
   add_cancel_command(app, exit_code);
+  add_watch_command(app, exit_code);
   add_exec_commands(app, exit_code);
   add_migrate_command(app, exit_code);
   std::vector<std::string> args(argv + 1, argv + argc);

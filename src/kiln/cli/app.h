@@ -23,6 +23,7 @@ void add_metrics_command(CLI::App& app, int& exit_code);
 void add_serve_commands(CLI::App& app, int& exit_code);  // serve, approve, trigger
 void add_rerun_command(CLI::App& app, int& exit_code);
 void add_cancel_command(CLI::App& app, int& exit_code);
+void add_watch_command(CLI::App& app, int& exit_code);
 void add_exec_commands(CLI::App& app, int& exit_code);  // exec, release
 void add_migrate_command(CLI::App& app, int& exit_code);
 

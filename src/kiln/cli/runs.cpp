@@ -1,10 +1,17 @@
-// kiln runs: the runs in the store, newest first.
+// kiln runs: the runs in the store, newest first; with --server, those of a `kiln serve`
+// (GET /api/runs), printed the same way.
 
+#include <cstdint>
 #include <ctime>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "kiln/cli/api_client.h"
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 
@@ -16,6 +23,7 @@ struct RunsArgs {
   std::string store;
   int limit = 20;
   bool json = false;
+  ClientArgs client;  // --server given: the served runs instead of the local store's
 };
 
 std::string local_time(store::TimeMs ms) {
@@ -28,15 +36,75 @@ std::string local_time(store::TimeMs ms) {
   return buffer;
 }
 
+// A run of the API's JSON (server/api_json.cpp) as the store's record; nullopt when it is not one.
+std::optional<store::Run> run_of_json(const nlohmann::json& item) {
+  if (!item.is_object()) return std::nullopt;
+  auto integer = [&](const char* key) -> std::int64_t {
+    auto it = item.find(key);
+    return it != item.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+  };
+  auto text = [&](const char* key) -> std::string {
+    auto it = item.find(key);
+    return it != item.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto status = store::parse_run_status(text("status"));
+  if (!status || integer("id") == 0) return std::nullopt;
+  store::Run run;
+  run.id = integer("id");
+  run.number = integer("number");
+  run.workflow_path = text("workflow");
+  run.workflow_name = text("name");
+  run.event = text("event");
+  run.ref = text("ref");
+  run.sha = text("sha");
+  run.status = *status;
+  run.created_at = integer("created_at");
+  run.started_at = integer("started_at");
+  run.finished_at = integer("finished_at");
+  return run;
+}
+
+// The served runs, newest first; the exit code of the request when it failed.
+std::expected<std::vector<store::Run>, int> served_runs(const RunsArgs& args) {
+  nlohmann::json answer;
+  if (int rc = get(args.client, fmt::format("/api/runs?limit={}", args.limit), answer); rc != 0)
+    return std::unexpected(rc);
+  std::vector<store::Run> runs;
+  if (answer.is_object() && answer.contains("runs") && answer["runs"].is_array()) {
+    for (const auto& item : answer["runs"]) {
+      auto run = run_of_json(item);
+      if (!run) {
+        fmt::print(stderr, "kiln: error: {}/api/runs: an entry is not a run: {}\n",
+                   args.client.server, item.dump());
+        return std::unexpected(3);
+      }
+      runs.push_back(std::move(*run));
+    }
+    return runs;
+  }
+  fmt::print(stderr, "kiln: error: {}/api/runs: the server's answer is not a list of runs\n",
+             args.client.server);
+  return std::unexpected(3);
+}
+
 int list_runs(const RunsArgs& args) {
-  std::optional<std::filesystem::path> path;
-  if (!args.store.empty()) path = args.store;
-  auto store = open_store(path, args.directory);
-  if (!store) return report_error(store.error());
-  store::RunQuery query;
-  query.limit = args.limit;
-  auto runs = (*store)->list_runs(query);
-  if (!runs) return report_error(runs.error());
+  std::vector<store::Run> listed;
+  if (!args.client.server.empty()) {
+    auto served = served_runs(args);
+    if (!served) return served.error();
+    listed = std::move(*served);
+  } else {
+    std::optional<std::filesystem::path> path;
+    if (!args.store.empty()) path = args.store;
+    auto store = open_store(path, args.directory);
+    if (!store) return report_error(store.error());
+    store::RunQuery query;
+    query.limit = args.limit;
+    auto runs = (*store)->list_runs(query);
+    if (!runs) return report_error(runs.error());
+    listed = std::move(*runs);
+  }
+  const auto* runs = &listed;
   if (args.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& run : *runs)
@@ -83,6 +151,9 @@ void add_runs_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--store", args->store, "database (default: <repo>/.kiln/kiln.db)");
   cmd->add_option("-n,--limit", args->limit, "how many (default 20, 0: all)");
   cmd->add_flag("--json", args->json, "JSON array on stdout");
+  add_client_options(cmd, args->client);
+  cmd->get_option("--server")
+      ->description("list the runs of this kiln server (GET /api/runs) instead of the local store");
   cmd->callback([args, &exit_code] { exit_code = list_runs(*args); });
 }
 
