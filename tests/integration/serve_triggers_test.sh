@@ -276,7 +276,7 @@ check "kiln watch shows the running job" wait_until 60 grep -qE "^deploy.*: runn
 kiln cancel "$s1_run" --server "$SERVE_BASE" --token "$token"
 expect_rc 0 "kiln cancel of a running run is accepted"
 expect_contains "$OUT" "\"cancelling\"" "and prints the run it cancels"
-check "the cancelled run's trigger ends" trigger_done "$s1" finished
+check "the cancelled run's trigger ends cancelled" trigger_done "$s1" cancelled
 http GET "/api/runs/$s1_run"
 expect_json 'd["status"]' cancelled "kiln cancel --server cancelled the running run"
 if wait_exit "$watch_pid" 60 && [[ "$WAIT_RC" == 1 ]]; then
