@@ -9,7 +9,8 @@
 #   first's run; without it the newer run waits, and a third push cancels the waiting one.
 # - `kiln cancel RUN --server URL` stops a running run: it ends cancelled, its step never finishes;
 #   `kiln watch RUN --server URL` follows it (exit 1 cancelled, 0 for a run that succeeded);
-#   `kiln runs --server URL` lists the served runs.
+#   `kiln runs --server URL` lists the served runs; `kiln logs RUN --server URL [--follow]` reads
+#   a served run's log.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -182,6 +183,17 @@ expect_json 'd["status"]' success "the dispatched run succeeded"
 expect_contains "$(logs_of_run "$dispatch_run")" \
   "DISPATCH target=gpu-7 dry=true event=gpu-7 ref=refs/heads/main sha=$main_sha" \
   "inputs reach inputs.* and github.event.inputs.*"
+kiln logs "$dispatch_run" --server "$SERVE_BASE" --token "$token"
+expect_rc 0 "kiln logs --server prints a served run's log"
+expect_contains "$OUT" "DISPATCH target=gpu-7 dry=true" "with the step's lines"
+expect_contains "$OUT" "== go (success) ==" "under the job's header"
+kiln logs "$dispatch_run" go --server "$SERVE_BASE" --token "$token" --timestamps
+expect_rc 0 "kiln logs --server of one job, with timestamps"
+expect_contains "$OUT" "Z DISPATCH target=gpu-7" "each line after its stored time"
+kiln logs "$dispatch_run" nosuchjob --server "$SERVE_BASE" --token "$token"
+expect_rc 2 "kiln logs --server of a job the run does not have is refused"
+kiln logs "$dispatch_run" --server "$SERVE_BASE" --token wrong
+expect_rc 2 "kiln logs --server with a wrong token is refused"
 
 cat >"$ITEST_DIR/dispatch-all.json" <<'EOF2'
 {"ref": "refs/heads/main", "inputs": {"target": "all"},
@@ -273,6 +285,10 @@ s1_run="$(run_of "$s1")"
 watch_pid=$!
 itest_track_pid "$watch_pid"
 check "kiln watch shows the running job" wait_until 60 grep -qE "^deploy.*: running$" "$ITEST_DIR/watch.out"
+"$KILN" logs "$s1_run" --follow --server "$SERVE_BASE" --token "$token" >"$ITEST_DIR/follow.out" 2>&1 &
+follow_pid=$!
+itest_track_pid "$follow_pid"
+sleep 1
 kiln cancel "$s1_run" --server "$SERVE_BASE" --token "$token"
 expect_rc 0 "kiln cancel of a running run is accepted"
 expect_contains "$OUT" "\"cancelling\"" "and prints the run it cancels"
@@ -283,6 +299,10 @@ if wait_exit "$watch_pid" 60 && [[ "$WAIT_RC" == 1 ]]; then
   pass "kiln watch ends with exit 1 when the run was cancelled"
 else fail "kiln watch of the cancelled run: exit ${WAIT_RC:-none} (want 1)"; fi
 expect_contains "$(cat "$ITEST_DIR/watch.out")" "run $s1_run: cancelled" "kiln watch says how the run ended"
+if wait_exit "$follow_pid" 60 && [[ "$WAIT_RC" == 0 ]]; then
+  pass "kiln logs --follow --server ends when the run ends"
+else fail "kiln logs --follow --server of the cancelled run: exit ${WAIT_RC:-none} (want 0)"; fi
+expect_contains "$(cat "$ITEST_DIR/follow.out")" "== deploy cancelled ==" "and says how the job ended"
 kiln watch 99999 --server "$SERVE_BASE"
 expect_rc 2 "kiln watch of an unknown run is refused"
 kiln watch "$s1_run" --server "http://127.0.0.1:1"

@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <optional>
 
 #include <fmt/core.h>
 
@@ -31,8 +30,7 @@ struct Connection {
   std::string cacert;
 };
 
-// Resolves the options; prints the error and returns nullopt when the token file is unreadable.
-std::optional<Connection> connect(const ClientArgs& args) {
+Result<Connection> connect(const ClientArgs& args) {
   Connection out;
   out.server = args.server;
   if (out.server.empty()) {
@@ -42,11 +40,10 @@ std::optional<Connection> connect(const ClientArgs& args) {
   std::string token = args.token;
   if (token.empty() && !args.token_file.empty()) {
     std::ifstream in(args.token_file);
-    if (!in || !std::getline(in, token) || token.empty()) {
-      fmt::print(stderr, "kiln: error: --token-file {}: cannot read a token from it\n",
-                 args.token_file);
-      return std::nullopt;
-    }
+    if (!in || !std::getline(in, token) || token.empty())
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("--token-file {}: cannot read a token from it", args.token_file));
     if (token.back() == '\r') token.pop_back();
   }
   for (const char* name : {"KILN_API_TOKEN", "KILN_TOKEN"})
@@ -59,49 +56,63 @@ std::optional<Connection> connect(const ClientArgs& args) {
   return out;
 }
 
-// The answer of one request as the exit code: 2xx: 0 (and `answer` set), 4xx: 2, else 3; the
-// error is printed.
-int answer_of(const Connection& connection, const std::string& path,
-              const httplib::Result& response, nlohmann::json& answer) {
-  if (!response) {
-    fmt::print(stderr, "kiln: error: {}{}: {}\n", connection.server, path,
-               httplib::to_string(response.error()));
-    return 3;
-  }
-  answer = nlohmann::json::parse(response->body, nullptr, false);
+// The answer of one request: a 2xx's body (JSON, or the text as a JSON string); a 4xx is
+// invalid_input (exit 2), anything else io_error (exit 3).
+Result<nlohmann::json> answer_of(const Connection& connection, const std::string& path,
+                                 const httplib::Result& response) {
+  if (!response)
+    return make_error(ErrorCode::io_error, fmt::format("{}{}: {}", connection.server, path,
+                                                       httplib::to_string(response.error())));
+  auto answer = nlohmann::json::parse(response->body, nullptr, false);
   if (response->status >= 200 && response->status < 300) {
-    if (answer.is_discarded()) answer = response->body;
-    return 0;
+    if (answer.is_discarded()) return nlohmann::json(response->body);
+    return answer;
   }
   std::string message = !answer.is_discarded() && answer.is_object() && answer.contains("error") &&
                                 answer["error"].is_string()
                             ? answer["error"].get<std::string>()
                             : response->body;
-  fmt::print(stderr, "kiln: error: HTTP {}: {}\n", response->status, message);
-  return response->status >= 400 && response->status < 500 ? 2 : 3;
+  return make_error(response->status >= 400 && response->status < 500 ? ErrorCode::invalid_input
+                                                                      : ErrorCode::io_error,
+                    fmt::format("HTTP {}: {}", response->status, message));
+}
+
+enum class Method { get, post };
+
+Result<nlohmann::json> request(const ClientArgs& args, Method method, const std::string& path,
+                               const nlohmann::json& body) {
+  KILN_TRY(auto connection, connect(args));
+  httplib::Client client(connection.server);
+  if (!connection.cacert.empty()) client.set_ca_cert_path(connection.cacert);
+  if (method == Method::get)
+    return answer_of(connection, path, client.Get(path, connection.headers));
+  return answer_of(connection, path,
+                   client.Post(path, connection.headers, body.dump(), "application/json"));
+}
+
+int print_error(const Error& error) {
+  fmt::print(stderr, "kiln: error: {}\n", error.message);
+  return error.exit_code();
 }
 
 }  // namespace
 
 int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body) {
-  auto connection = connect(args);
-  if (!connection) return 2;
-  httplib::Client client(connection->server);
-  if (!connection->cacert.empty()) client.set_ca_cert_path(connection->cacert);
-  nlohmann::json answer;
-  int rc =
-      answer_of(*connection, path,
-                client.Post(path, connection->headers, body.dump(), "application/json"), answer);
-  if (rc == 0) fmt::print("{}\n", answer.is_string() ? answer.get<std::string>() : answer.dump());
-  return rc;
+  auto answer = request(args, Method::post, path, body);
+  if (!answer) return print_error(answer.error());
+  fmt::print("{}\n", answer->is_string() ? answer->get<std::string>() : answer->dump());
+  return 0;
 }
 
 int get(const ClientArgs& args, const std::string& path, nlohmann::json& answer) {
-  auto connection = connect(args);
-  if (!connection) return 2;
-  httplib::Client client(connection->server);
-  if (!connection->cacert.empty()) client.set_ca_cert_path(connection->cacert);
-  return answer_of(*connection, path, client.Get(path, connection->headers), answer);
+  auto got = fetch(args, path);
+  if (!got) return print_error(got.error());
+  answer = std::move(*got);
+  return 0;
+}
+
+Result<nlohmann::json> fetch(const ClientArgs& args, const std::string& path) {
+  return request(args, Method::get, path, nlohmann::json::object());
 }
 
 }  // namespace kiln::cli

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kiln/core/result.h"
+
 namespace kiln::cli {
 
 struct ClientArgs {
@@ -24,5 +26,9 @@ int post(const ClientArgs& args, const std::string& path, const nlohmann::json& 
 // GETs `path` into `answer` (printing nothing on success); the exit code as post's, the error
 // printed.
 int get(const ClientArgs& args, const std::string& path, nlohmann::json& answer);
+
+// GETs `path`: the answer, or the error (HTTP 4xx: invalid_input, exit 2; unreachable, 5xx:
+// io_error, exit 3) for the caller to report.
+Result<nlohmann::json> fetch(const ClientArgs& args, const std::string& path);
 
 }  // namespace kiln::cli

@@ -1,13 +1,20 @@
 // kiln logs RUN [JOB]: the stored log of a run, or of one of its jobs; --follow keeps printing
-// what a running run writes, --timestamps puts each line's time in front of it.
+// what a running run writes, --timestamps puts each line's time in front of it. With --server
+// the run is a `kiln serve`'s, read through its API (GET /api/runs/ID and /api/runs/ID/logs).
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <map>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/core.h>
 
+#include "kiln/cli/api_client.h"
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 
@@ -21,6 +28,7 @@ struct LogsArgs {
   std::string job;
   bool timestamps = false;
   bool follow = false;
+  ClientArgs client;  // --server given: the served run instead of the local store's
 };
 
 // "2026-12-02T01:04:15.123Z": the stored time of a line, as GitHub's raw logs write it.
@@ -33,9 +41,104 @@ std::string timestamp(store::TimeMs ms) {
   return fmt::format("{}.{:03}Z ", text, ms % 1000);
 }
 
+// Where the run and its lines come from: the local store or a server's API.
+class LogSource {
+ public:
+  virtual ~LogSource() = default;
+  virtual Result<store::RunDetail> get_run_detail(std::int64_t run) = 0;
+  virtual Result<std::vector<store::LogChunk>> read_logs(const store::LogQuery& query) = 0;
+};
+
+class StoreSource final : public LogSource {
+ public:
+  explicit StoreSource(store::Store& store) : store_(store) {}
+  Result<store::RunDetail> get_run_detail(std::int64_t run) override {
+    return store_.get_run_detail(run);
+  }
+  Result<std::vector<store::LogChunk>> read_logs(const store::LogQuery& query) override {
+    return store_.read_logs(query);
+  }
+
+ private:
+  store::Store& store_;
+};
+
+// The JSON of server/api_json.cpp read back; a field that is missing or of another type reads as
+// empty, an unknown status is an error (a server this client does not understand).
+std::int64_t integer_of(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+std::string text_of(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+class ServerSource final : public LogSource {
+ public:
+  explicit ServerSource(const ClientArgs& client) : client_(client) {}
+
+  Result<store::RunDetail> get_run_detail(std::int64_t run) override {
+    KILN_TRY(auto answer, fetch(client_, fmt::format("/api/runs/{}", run)));
+    if (!answer.is_object() || !answer.contains("jobs") || !answer["jobs"].is_array())
+      return make_error(ErrorCode::io_error, fmt::format("/api/runs/{}: not a run", run));
+    store::RunDetail detail;
+    detail.run.id = integer_of(answer, "id");
+    KILN_TRY(detail.run.status, store::parse_run_status(text_of(answer, "status")));
+    for (const auto& item : answer["jobs"]) {
+      if (!item.is_object()) continue;
+      store::JobDetail job;
+      job.job.id = integer_of(item, "id");
+      job.job.key = text_of(item, "key");
+      job.job.workflow_job_id = text_of(item, "job");
+      job.job.message = text_of(item, "message");
+      KILN_TRY(job.job.status, store::parse_job_status(text_of(item, "status")));
+      if (item.contains("steps") && item["steps"].is_array())
+        for (const auto& step_item : item["steps"]) {
+          store::Step step;
+          step.name = step_item.is_object() ? text_of(step_item, "name") : std::string();
+          job.steps.push_back(std::move(step));
+        }
+      detail.jobs.push_back(std::move(job));
+    }
+    return detail;
+  }
+
+  // Every line after query.after_seq, a page of k_page at a time.
+  Result<std::vector<store::LogChunk>> read_logs(const store::LogQuery& query) override {
+    constexpr int k_page = 5000;
+    std::vector<store::LogChunk> out;
+    std::int64_t after = query.after_seq;
+    for (;;) {
+      std::string path =
+          fmt::format("/api/runs/{}/logs?after={}&limit={}", query.run_id, after, k_page);
+      if (query.job_id) path += fmt::format("&job={}", *query.job_id);
+      KILN_TRY(auto answer, fetch(client_, path));
+      if (!answer.is_object() || !answer.contains("lines") || !answer["lines"].is_array())
+        return make_error(ErrorCode::io_error, fmt::format("{}: not a page of log lines", path));
+      for (const auto& line : answer["lines"]) {
+        if (!line.is_object()) continue;
+        store::LogChunk chunk;
+        chunk.seq = integer_of(line, "seq");
+        chunk.job_id = integer_of(line, "job_id");
+        if (auto step = line.find("step"); step != line.end() && step->is_number_integer())
+          chunk.step_index = step->get<int>();
+        chunk.text = text_of(line, "text");
+        chunk.time = integer_of(line, "time");
+        after = std::max(after, chunk.seq);
+        out.push_back(std::move(chunk));
+      }
+      if (answer["lines"].size() < static_cast<size_t>(k_page)) return out;
+    }
+  }
+
+ private:
+  const ClientArgs& client_;
+};
+
 class Printer {
  public:
-  Printer(const LogsArgs& args, store::Store& store) : args_(args), store_(store) {}
+  Printer(const LogsArgs& args, LogSource& store) : args_(args), store_(store) {}
 
   // Prints the chunks stored since the last call; false with an error when the store fails.
   Result<bool> print_new() {
@@ -92,16 +195,24 @@ class Printer {
     bool done = false;
   };
   const LogsArgs& args_;
-  store::Store& store_;
+  LogSource& store_;
   std::map<std::int64_t, Seen> seen_;
 };
 
 int show_logs(const LogsArgs& args) {
-  std::optional<std::filesystem::path> path;
-  if (!args.store.empty()) path = args.store;
-  auto store = open_store(path, args.directory);
-  if (!store) return report_error(store.error());
-  Printer printer(args, **store);
+  std::unique_ptr<store::Store> local;
+  std::unique_ptr<LogSource> source;
+  if (!args.client.server.empty()) {
+    source = std::make_unique<ServerSource>(args.client);
+  } else {
+    std::optional<std::filesystem::path> path;
+    if (!args.store.empty()) path = args.store;
+    auto store = open_store(path, args.directory);
+    if (!store) return report_error(store.error());
+    local = std::move(*store);
+    source = std::make_unique<StoreSource>(*local);
+  }
+  Printer printer(args, *source);
   while (true) {
     auto running = printer.print_new();
     if (!running) return report_error(running.error());
@@ -128,6 +239,9 @@ void add_logs_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("-t,--timestamps", args->timestamps,
                 "put each line's time (UTC, milliseconds) in front of it");
   cmd->add_flag("-f,--follow", args->follow, "keep printing what the run writes until it finishes");
+  add_client_options(cmd, args->client);
+  cmd->get_option("--server")
+      ->description("read the run of this kiln server (its API) instead of the local store");
   cmd->callback([args, &exit_code] { exit_code = show_logs(*args); });
 }
 
