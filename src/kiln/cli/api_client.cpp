@@ -111,6 +111,18 @@ int get(const ClientArgs& args, const std::string& path, nlohmann::json& answer)
   return 0;
 }
 
+std::string json_text(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::int64_t json_integer(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return 0;
+  auto it = object.find(key);
+  return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
 Result<nlohmann::json> fetch(const ClientArgs& args, const std::string& path) {
   return request(args, Method::get, path, nlohmann::json::object());
 }

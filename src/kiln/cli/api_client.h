@@ -2,6 +2,7 @@
 // The commands that talk to a `kiln serve` API (approve, trigger, rerun, cancel, watch): where
 // the server is, the token, and requests whose answers become the exit code.
 
+#include <cstdint>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,10 @@ int post(const ClientArgs& args, const std::string& path, const nlohmann::json& 
 // GETs `path` into `answer` (printing nothing on success); the exit code as post's, the error
 // printed.
 int get(const ClientArgs& args, const std::string& path, nlohmann::json& answer);
+
+// A field of an API answer: the string or integer, empty or 0 when missing or of another type.
+std::string json_text(const nlohmann::json& object, const char* key);
+std::int64_t json_integer(const nlohmann::json& object, const char* key);
 
 // GETs `path`: the answer, or the error (HTTP 4xx: invalid_input, exit 2; unreachable, 5xx:
 // io_error, exit 3) for the caller to report.

@@ -65,15 +65,6 @@ class StoreSource final : public LogSource {
 
 // The JSON of server/api_json.cpp read back; a field that is missing or of another type reads as
 // empty, an unknown status is an error (a server this client does not understand).
-std::int64_t integer_of(const nlohmann::json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
-}
-std::string text_of(const nlohmann::json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 class ServerSource final : public LogSource {
  public:
   explicit ServerSource(const ClientArgs& client) : client_(client) {}
@@ -83,20 +74,20 @@ class ServerSource final : public LogSource {
     if (!answer.is_object() || !answer.contains("jobs") || !answer["jobs"].is_array())
       return make_error(ErrorCode::io_error, fmt::format("/api/runs/{}: not a run", run));
     store::RunDetail detail;
-    detail.run.id = integer_of(answer, "id");
-    KILN_TRY(detail.run.status, store::parse_run_status(text_of(answer, "status")));
+    detail.run.id = json_integer(answer, "id");
+    KILN_TRY(detail.run.status, store::parse_run_status(json_text(answer, "status")));
     for (const auto& item : answer["jobs"]) {
       if (!item.is_object()) continue;
       store::JobDetail job;
-      job.job.id = integer_of(item, "id");
-      job.job.key = text_of(item, "key");
-      job.job.workflow_job_id = text_of(item, "job");
-      job.job.message = text_of(item, "message");
-      KILN_TRY(job.job.status, store::parse_job_status(text_of(item, "status")));
+      job.job.id = json_integer(item, "id");
+      job.job.key = json_text(item, "key");
+      job.job.workflow_job_id = json_text(item, "job");
+      job.job.message = json_text(item, "message");
+      KILN_TRY(job.job.status, store::parse_job_status(json_text(item, "status")));
       if (item.contains("steps") && item["steps"].is_array())
         for (const auto& step_item : item["steps"]) {
           store::Step step;
-          step.name = step_item.is_object() ? text_of(step_item, "name") : std::string();
+          step.name = json_text(step_item, "name");
           job.steps.push_back(std::move(step));
         }
       detail.jobs.push_back(std::move(job));
@@ -119,12 +110,12 @@ class ServerSource final : public LogSource {
       for (const auto& line : answer["lines"]) {
         if (!line.is_object()) continue;
         store::LogChunk chunk;
-        chunk.seq = integer_of(line, "seq");
-        chunk.job_id = integer_of(line, "job_id");
+        chunk.seq = json_integer(line, "seq");
+        chunk.job_id = json_integer(line, "job_id");
         if (auto step = line.find("step"); step != line.end() && step->is_number_integer())
           chunk.step_index = step->get<int>();
-        chunk.text = text_of(line, "text");
-        chunk.time = integer_of(line, "time");
+        chunk.text = json_text(line, "text");
+        chunk.time = json_integer(line, "time");
         after = std::max(after, chunk.seq);
         out.push_back(std::move(chunk));
       }

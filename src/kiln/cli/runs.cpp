@@ -39,14 +39,8 @@ std::string local_time(store::TimeMs ms) {
 // A run of the API's JSON (server/api_json.cpp) as the store's record; nullopt when it is not one.
 std::optional<store::Run> run_of_json(const nlohmann::json& item) {
   if (!item.is_object()) return std::nullopt;
-  auto integer = [&](const char* key) -> std::int64_t {
-    auto it = item.find(key);
-    return it != item.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
-  };
-  auto text = [&](const char* key) -> std::string {
-    auto it = item.find(key);
-    return it != item.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
+  auto integer = [&](const char* key) { return json_integer(item, key); };
+  auto text = [&](const char* key) { return json_text(item, key); };
   auto status = store::parse_run_status(text("status"));
   if (!status || integer("id") == 0) return std::nullopt;
   store::Run run;
@@ -88,11 +82,11 @@ std::expected<std::vector<store::Run>, int> served_runs(const RunsArgs& args) {
 }
 
 int list_runs(const RunsArgs& args) {
-  std::vector<store::Run> listed;
+  std::vector<store::Run> runs;
   if (!args.client.server.empty()) {
     auto served = served_runs(args);
     if (!served) return served.error();
-    listed = std::move(*served);
+    runs = std::move(*served);
   } else {
     std::optional<std::filesystem::path> path;
     if (!args.store.empty()) path = args.store;
@@ -100,14 +94,13 @@ int list_runs(const RunsArgs& args) {
     if (!store) return report_error(store.error());
     store::RunQuery query;
     query.limit = args.limit;
-    auto runs = (*store)->list_runs(query);
-    if (!runs) return report_error(runs.error());
-    listed = std::move(*runs);
+    auto listed = (*store)->list_runs(query);
+    if (!listed) return report_error(listed.error());
+    runs = std::move(*listed);
   }
-  const auto* runs = &listed;
   if (args.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const auto& run : *runs)
+    for (const auto& run : runs)
       out.push_back({{"id", run.id},
                      {"number", run.number},
                      {"workflow", run.workflow_path},
@@ -122,13 +115,13 @@ int list_runs(const RunsArgs& args) {
     fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return 0;
   }
-  if (runs->empty()) {
+  if (runs.empty()) {
     fmt::print("no runs yet\n");
     return 0;
   }
   fmt::print("{:>5}  {:<11}  {:<24}  {:<12}  {:<20}  {:<8}  {:<19}  {}\n", "ID", "STATUS",
              "WORKFLOW", "EVENT", "REF", "SHA", "STARTED", "DURATION");
-  for (const auto& run : *runs) {
+  for (const auto& run : runs) {
     std::string duration =
         run.finished_at && run.started_at
             ? format_duration(std::chrono::milliseconds(run.finished_at - run.started_at))

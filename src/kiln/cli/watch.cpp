@@ -14,22 +14,9 @@
 
 #include "kiln/cli/api_client.h"
 #include "kiln/cli/app.h"
+#include "kiln/store/records.h"
 
 namespace kiln::cli {
-
-namespace {
-
-bool run_ended(const std::string& status) {
-  return status == "success" || status == "failure" || status == "cancelled" ||
-         status == "interrupted";
-}
-
-std::string text_of(const nlohmann::json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
 
 void add_watch_command(CLI::App& app, int& exit_code) {
   struct WatchArgs {
@@ -59,17 +46,17 @@ void add_watch_command(CLI::App& app, int& exit_code) {
       }
       for (const auto& job : run["jobs"]) {
         if (!job.is_object() || !job.contains("id") || !job["id"].is_number_integer()) continue;
-        std::string status = text_of(job, "status");
+        std::string status = json_text(job, "status");
         auto& last = shown[job["id"].get<std::int64_t>()];
         if (status == last) continue;
         last = status;
-        std::string key = text_of(job, "key");
-        std::string name = text_of(job, "name");
+        std::string key = json_text(job, "key");
+        std::string name = json_text(job, "name");
         fmt::print("{}: {}\n",
                    name.empty() || name == key ? key : fmt::format("{} ({})", key, name), status);
       }
-      std::string status = text_of(run, "status");
-      if (run_ended(status)) {
+      std::string status = json_text(run, "status");
+      if (auto parsed = store::parse_run_status(status); parsed && store::is_terminal(*parsed)) {
         fmt::print("run {}: {}\n", args->run, status);
         exit_code = status == "success" ? 0 : 1;
         return;
