@@ -206,8 +206,20 @@ manual="$(json_eval - 'd["trigger"]')"
 check "the triggered push finishes" trigger_done "$manual" finished
 # Runs are stored under the configured name from their start, so they count on per repository
 # and workflow across triggers (each trigger has its own checkout directory).
+trigger_err="$ERR"
 http GET "/api/triggers/$manual"
 manual_run="$(json_eval - 'd["run_ids"][0]')"
+expect_contains "$trigger_err" "run $manual_run: $base/ui/runs/$manual_run" \
+  "kiln trigger prints the link of the run it started (on stderr)"
+expect_contains "$trigger_err" "trigger $manual (" "kiln trigger prints the trigger's link"
+link="$(sed -n 's/^run [0-9]*: //p' <<<"$trigger_err" | head -1)"
+check "the printed run link is a page the server serves" curl -fsS -o /dev/null "$link"
+kiln trigger acme/widgets main --server "$base/" --token "$token" --wait 0
+expect_rc 0 "kiln trigger --wait 0 queues a push"
+expect_json 'd["trigger"] > 0' true "stdout stays the server's JSON answer"
+expect_contains "$ERR" "trigger $(json_eval - 'd["trigger"]') (queued): $base/api/triggers/" \
+  "--wait 0 prints the trigger's link at once, without a doubled slash"
+check "the second triggered push finishes" trigger_done "$(json_eval - 'd["trigger"]')" finished
 http GET "/api/runs/$manual_run"
 expect_json 'd["repository"]' acme/widgets "the triggered run names the repository"
 http GET "/api/runs/$run_id"

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -32,11 +33,7 @@ struct Connection {
 
 Result<Connection> connect(const ClientArgs& args) {
   Connection out;
-  out.server = args.server;
-  if (out.server.empty()) {
-    const char* env = std::getenv("KILN_SERVER");
-    out.server = env && *env ? env : "http://127.0.0.1:8080";
-  }
+  out.server = server_url(args);
   std::string token = args.token;
   if (token.empty() && !args.token_file.empty()) {
     std::ifstream in(args.token_file);
@@ -97,10 +94,23 @@ int print_error(const Error& error) {
 
 }  // namespace
 
-int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body) {
+std::string server_url(const ClientArgs& args) {
+  std::string server = args.server;
+  if (server.empty()) {
+    const char* env = std::getenv("KILN_SERVER");
+    server = env && *env ? env : "http://127.0.0.1:8080";
+  }
+  while (server.size() > 1 && server.back() == '/') server.pop_back();
+  return server;
+}
+
+int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body,
+         nlohmann::json* answer_out) {
   auto answer = request(args, Method::post, path, body);
   if (!answer) return print_error(answer.error());
   fmt::print("{}\n", answer->is_string() ? answer->get<std::string>() : answer->dump());
+  std::fflush(stdout);
+  if (answer_out) *answer_out = std::move(*answer);
   return 0;
 }
 

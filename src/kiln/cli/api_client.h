@@ -21,8 +21,14 @@ struct ClientArgs {
 
 void add_client_options(CLI::App* cmd, ClientArgs& args);
 
-// POSTs `body` to the server and prints the answer; 2xx: 0, 4xx: 2, else 3.
-int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body);
+// POSTs `body` to the server and prints the answer (kept in `*answer` when given); 2xx: 0,
+// 4xx: 2, else 3.
+int post(const ClientArgs& args, const std::string& path, const nlohmann::json& body,
+         nlohmann::json* answer = nullptr);
+
+// The server's URL as the requests use it (--server, else $KILN_SERVER, else the default),
+// without a trailing slash: the base of the links the commands print.
+std::string server_url(const ClientArgs& args);
 
 // GETs `path` into `answer` (printing nothing on success); the exit code as post's, the error
 // printed.

@@ -1,6 +1,9 @@
 // kiln serve: the service (docs/serve.md); kiln approve and kiln trigger: its API from the CLI.
 
+#include <chrono>
 #include <csignal>
+#include <cstdint>
+#include <thread>
 
 #include <fmt/core.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -93,6 +96,49 @@ int serve_command(const ServeArgs& args) {
   return 0;
 }
 
+struct TriggerArgs {
+  ClientArgs client;
+  std::string repository;
+  std::string ref;
+  double wait = 10;
+};
+
+// The trigger's answer goes to stdout as the server gave it (scripts read it); the links go to
+// stderr: each run that started within --wait (the dashboard's page of it), then the trigger's
+// own, which lists every run it made and its status.
+int trigger_command(const TriggerArgs& args) {
+  nlohmann::json answer;
+  if (int rc = post(args.client, "/api/triggers",
+                    {{"repository", args.repository}, {"ref", args.ref}}, &answer);
+      rc != 0)
+    return rc;
+  const std::int64_t id = json_integer(answer, "trigger");
+  if (id <= 0) return 0;
+  const std::string server = server_url(args.client);
+  const std::string path = fmt::format("/api/triggers/{}", id);
+  std::string status = "queued";
+  nlohmann::json run_ids = nlohmann::json::array();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(args.wait);
+  while (args.wait > 0) {
+    auto got = fetch(args.client, path);
+    if (!got) {
+      fmt::print(stderr, "kiln: warning: {}: {}\n", path, got.error().message);
+      break;
+    }
+    status = json_text(*got, "status");
+    if (got->contains("run_ids") && (*got)["run_ids"].is_array()) run_ids = (*got)["run_ids"];
+    const bool ended = status == "finished" || status == "failed" || status == "cancelled";
+    if (ended || !run_ids.empty() || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  for (const auto& run : run_ids)
+    if (run.is_number_integer())
+      fmt::print(stderr, "run {}: {}/ui/runs/{}\n", run.get<std::int64_t>(), server,
+                 run.get<std::int64_t>());
+  fmt::print(stderr, "trigger {} ({}): {}{}\n", id, status, server, path);
+  return 0;
+}
+
 }  // namespace
 
 void add_serve_commands(CLI::App& app, int& exit_code) {
@@ -123,17 +169,20 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
                      nlohmann::json::object());
   });
 
-  auto trigger_args = std::make_shared<ClientArgs>();
-  auto repo = std::make_shared<std::string>();
-  auto ref = std::make_shared<std::string>();
+  auto trigger_args = std::make_shared<TriggerArgs>();
   auto* trigger = app.add_subcommand(
       "trigger", "run a push of a branch's current commit on the server, as a webhook would");
-  trigger->add_option("REPOSITORY", *repo, "owner/name, as in the server's config")->required();
-  trigger->add_option("REF", *ref, "branch or full ref (refs/heads/main)")->required();
-  add_client_options(trigger, *trigger_args);
-  trigger->callback([trigger_args, repo, ref, &exit_code] {
-    exit_code = post(*trigger_args, "/api/triggers", {{"repository", *repo}, {"ref", *ref}});
-  });
+  trigger
+      ->add_option("REPOSITORY", trigger_args->repository, "owner/name, as in the server's config")
+      ->required();
+  trigger->add_option("REF", trigger_args->ref, "branch or full ref (refs/heads/main)")->required();
+  trigger
+      ->add_option("--wait", trigger_args->wait,
+                   "seconds to wait for the trigger's runs to start, to print their links "
+                   "(default 10; 0: print the trigger's link only)")
+      ->check(CLI::Range(0.0, 3600.0));
+  add_client_options(trigger, trigger_args->client);
+  trigger->callback([trigger_args, &exit_code] { exit_code = trigger_command(*trigger_args); });
 }
 
 }  // namespace kiln::cli
