@@ -36,6 +36,8 @@ jobs:
     runs-on: linux
     steps:
       - run: echo "DISPATCH target=${{ inputs.target }} dry=${{ inputs.dry }} event=${{ github.event.inputs.target }} ref=${{ github.ref }} sha=${{ github.sha }}"
+      # More lines than one page of the logs API, for kiln logs --server's paging.
+      - run: seq -f 'PAGE-LINE-%g' 1 12001
 EOF2
 write_workflow "$repo" other-dispatch.yml <<'EOF2'
 name: Other dispatch
@@ -187,6 +189,20 @@ kiln logs "$dispatch_run" --server "$SERVE_BASE" --token "$token"
 expect_rc 0 "kiln logs --server prints a served run's log"
 expect_contains "$OUT" "DISPATCH target=gpu-7 dry=true" "with the step's lines"
 expect_contains "$OUT" "== go (success) ==" "under the job's header"
+served_log="$OUT"
+expect_contains "$served_log" "PAGE-LINE-12001" "the last of the 12,001 lines, three pages in"
+kiln logs "$dispatch_run" --store "$ITEST_DIR/state/kiln.db"
+expect_rc 0 "kiln logs of the same run from the server's store"
+if [[ "$served_log" == "$OUT" ]]; then
+  pass "kiln logs --server prints what the local kiln logs prints ($(wc -l <<<"$OUT") lines)"
+else
+  fail "kiln logs --server differs from the local kiln logs: $(diff <(echo "$served_log") <(echo "$OUT") | head -5)"
+fi
+if [[ "$(grep -c '^PAGE-LINE-' <<<"$served_log")" == 12001 ]]; then
+  pass "every paged line is printed once"
+else
+  fail "paged lines: $(grep -c '^PAGE-LINE-' <<<"$served_log") of 12001"
+fi
 kiln logs "$dispatch_run" go --server "$SERVE_BASE" --token "$token" --timestamps
 expect_rc 0 "kiln logs --server of one job, with timestamps"
 expect_contains "$OUT" "Z DISPATCH target=gpu-7" "each line after its stored time"
