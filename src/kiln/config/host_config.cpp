@@ -308,6 +308,53 @@ Status read_host_store(const Reader& reader, const YAML::Node& root, HostConfig&
   return {};
 }
 
+// serve.repositories.NAME.checks: api_url, and either token or the three keys of a GitHub App.
+Result<ServeChecks> read_checks(const Reader& reader, const YAML::Node& node,
+                                const std::string& path) {
+  KILN_TRY_VOID(reader.mapping(
+      node, path, {"api_url", "token", "app_id", "installation_id", "private_key_file"}));
+  ServeChecks checks;
+  if (auto url = node["api_url"]; url && !url.IsNull()) {
+    KILN_TRY(checks.api_url, reader.scalar(url, path + ".api_url"));
+  }
+  if (!checks.api_url.starts_with("http://") && !checks.api_url.starts_with("https://"))
+    return reader.error(node["api_url"] ? node["api_url"] : node,
+                        "{}: api_url is required, an http:// or https:// URL", path);
+  if (auto token = node["token"]; token && !token.IsNull()) {
+    KILN_TRY(checks.token, reader.scalar(token, path + ".token"));
+  }
+  int app_keys = 0;
+  for (const char* key : {"app_id", "installation_id"}) {
+    auto value = node[key];
+    if (!value || value.IsNull()) continue;
+    ++app_keys;
+    KILN_TRY(auto text, reader.scalar(value, fmt::format("{}.{}", path, key)));
+    std::int64_t number = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (ec != std::errc() || end != text.data() + text.size() || number <= 0)
+      return reader.error(value, "{}.{}: expected a positive number, got '{}'", path, key, text);
+    (std::string_view(key) == "app_id" ? checks.app_id : checks.installation_id) = number;
+  }
+  if (auto key = node["private_key_file"]; key && !key.IsNull()) {
+    ++app_keys;
+    KILN_TRY(auto text, reader.scalar(key, path + ".private_key_file"));
+    if (text.empty()) return reader.error(key, "{}.private_key_file: must not be empty", path);
+    checks.private_key_file = resolve(reader, text);
+    checks.key_where = reader.where(key);
+  }
+  if (!checks.token.empty() && app_keys > 0)
+    return reader.error(node,
+                        "{}: give either token or app_id, installation_id and "
+                        "private_key_file, not both",
+                        path);
+  if (checks.token.empty() && app_keys != 3)
+    return reader.error(node,
+                        "{}: needs token, or app_id, installation_id and private_key_file "
+                        "(a GitHub App)",
+                        path);
+  return checks;
+}
+
 // Errors about the entry as a whole (a missing key, a bad name) point at its name: `key`.
 Status read_serve_repository(const Reader& reader, const YAML::Node& key, const YAML::Node& node,
                              ServeConfig& serve) {
@@ -315,7 +362,8 @@ Status read_serve_repository(const Reader& reader, const YAML::Node& key, const 
   const auto path = "serve.repositories." + name;
   if (!node.IsMap()) return reader.error(node, "{}: expected a mapping", path);
   KILN_TRY_VOID(reader.mapping(
-      node, path, {"clone_url", "webhook_secret", "trusted_authors", "statuses", "poll"}));
+      node, path,
+      {"clone_url", "webhook_secret", "trusted_authors", "statuses", "checks", "poll"}));
   ServeRepository repo;
   repo.name = name;
   if (name.find('/') == std::string::npos)
@@ -342,6 +390,9 @@ Status read_serve_repository(const Reader& reader, const YAML::Node& key, const 
     }
     if (repo.statuses_api_url.empty())
       return reader.error(statuses, "{}.statuses: api_url is required", path);
+  }
+  if (auto checks = node["checks"]; checks && !checks.IsNull()) {
+    KILN_TRY(repo.checks, read_checks(reader, checks, path + ".checks"));
   }
   if (auto poll = node["poll"]; poll && !poll.IsNull()) {
     KILN_TRY_VOID(reader.mapping(poll, path + ".poll", {"branches", "interval"}));

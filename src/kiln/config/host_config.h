@@ -58,11 +58,18 @@
 //         statuses:                        # commit statuses (optional)
 //           api_url: https://api.github.com
 //           token: TOKEN
+//         checks:                          # a GitHub check run per job (optional)
+//           api_url: https://api.github.com
+//           app_id: 12345                  # the GitHub App that writes them (github.com
+//           installation_id: 67890         #   takes check runs from apps only) ...
+//           private_key_file: app.pem      #   (relative: to this file)
+//           token: TOKEN                   # ... or a token that may write checks
 //         poll:                            # watch the remote with git ls-remote (optional)
 //           branches: [main]               # new commits on these trigger a push
 //           interval: 60s
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -80,6 +87,18 @@
 
 namespace kiln::config {
 
+// A repository's check runs (server/check_client.h): where, and as whom. Either a token or a
+// GitHub App (app_id, installation_id and its private key, from which installation tokens are
+// made); the key file is read when the server starts, errors at `key_where`.
+struct ServeChecks {
+  std::string api_url{};
+  std::string token{};
+  std::int64_t app_id = 0;
+  std::int64_t installation_id = 0;
+  std::filesystem::path private_key_file{};
+  SourceLocation key_where{};
+};
+
 // One repository `kiln serve` takes events for.
 struct ServeRepository {
   std::string name;       // owner/name
@@ -88,6 +107,7 @@ struct ServeRepository {
   std::vector<std::string> trusted_authors;
   std::string statuses_api_url;  // empty: no commit statuses
   std::string statuses_token;
+  std::optional<ServeChecks> checks;  // none: no check runs
   // Polling of clone_url (server/poller.h): branch names (without refs/heads/) whose new
   // commits trigger a push; none: not polled.
   std::vector<std::string> poll_branches;

@@ -232,6 +232,11 @@ TEST(ServeConfig, EveryKey) {
       statuses:
         api_url: http://127.0.0.1:1/api/v1
         token: forge-token
+      checks:
+        api_url: https://api.github.com
+        app_id: 12345
+        installation_id: 678
+        private_key_file: keys/app.pem
 )",
                                   "/etc/kiln/kiln.yml");
   ASSERT_TRUE(config) << config.error().to_string();
@@ -252,6 +257,14 @@ TEST(ServeConfig, EveryKey) {
   EXPECT_EQ(serve.repositories[0].trusted_authors, std::vector<std::string>{"bob"});
   EXPECT_EQ(serve.repositories[0].statuses_api_url, "http://127.0.0.1:1/api/v1");
   EXPECT_EQ(serve.repositories[0].statuses_token, "forge-token");
+  ASSERT_TRUE(serve.repositories[0].checks);
+  EXPECT_EQ(serve.repositories[0].checks->api_url, "https://api.github.com");
+  EXPECT_EQ(serve.repositories[0].checks->app_id, 12345);
+  EXPECT_EQ(serve.repositories[0].checks->installation_id, 678);
+  EXPECT_EQ(serve.repositories[0].checks->private_key_file,
+            std::filesystem::path("/etc/kiln/keys/app.pem"));
+  EXPECT_EQ(serve.repositories[0].checks->key_where.line, 22);
+  EXPECT_TRUE(serve.repositories[0].checks->token.empty());
   EXPECT_TRUE(serve.repositories[0].poll_branches.empty());
   EXPECT_FALSE(serve.tls);
   EXPECT_EQ(serve.on_restart, OnRestart::requeue);
@@ -321,6 +334,23 @@ TEST(ServeConfig, ErrorsSayWhere) {
        "serve.store: the store URL carries "
        "a password",
        2},
+      {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
+       "      checks: {api_url: https://api.github.com, app_id: 1}\n",
+       "needs token, or app_id, installation_id and private_key_file", 6},
+      {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
+       "      checks:\n        api_url: https://api.github.com\n        token: t\n"
+       "        app_id: 1\n",
+       "not both", 7},
+      {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
+       "      checks:\n        api_url: api.github.com\n        token: t\n",
+       "api_url is required, an http:// or https:// URL", 7},
+      {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
+       "      checks:\n        api_url: https://x\n        app_id: twelve\n"
+       "        installation_id: 2\n        private_key_file: k.pem\n",
+       "app_id: expected a positive number, got 'twelve'", 8},
+      {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
+       "      checks: {api_url: https://x, token: t, app: 1}\n",
+       "unknown key 'app'", 6},
       {"serve:\n  store: kiln.db\n  store_password_file: pw\n",
        "only for a store that is a "
        "postgresql:// URL",

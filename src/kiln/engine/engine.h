@@ -18,6 +18,7 @@
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
+#include "kiln/exec/log_sink.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
@@ -156,7 +157,13 @@ struct JobSummary {
   nlohmann::ordered_json perf;
   // The job's GPU summary (gpu::summary_to_json) when it held GPUs and sampling was on, else null.
   nlohmann::ordered_json gpu;
+  // Its steps' annotations (::error file=F,line=L::..., kiln's own errors), masked, in order;
+  // at most k_max_job_annotations (the forge's check run shows no more).
+  std::vector<exec::Annotation> annotations;
+  std::string step_summary;  // its steps' $GITHUB_STEP_SUMMARY (masked), as `kiln report` shows it
 };
+
+inline constexpr std::size_t k_max_job_annotations = 1000;
 
 struct WorkflowRunSummary {
   std::int64_t run_id = 0;

@@ -11,6 +11,9 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/result.h"
 #include "kiln/core/thread_annotations.h"
 #include "kiln/server/run_queue.h"
 #include "kiln/server/server.h"
@@ -40,6 +43,23 @@ struct RouteContext {
   std::function<bool(const httplib::Request&, httplib::Response&)> authorized;
   DeliveryCounters deliveries;
 };
+
+// A re-run of a finished run (POST /api/runs/ID/rerun, a check run's "Re-run" on the forge): a
+// new trigger with the run's event, commit and payload that runs only its workflow, as its next
+// attempt.
+struct RerunRequest {
+  std::int64_t run_id = 0;
+  bool failed_only = false;
+  std::string repository = {};  // non-empty: the run must be this repository's (else not_found)
+  std::string delivery = {};    // the webhook's delivery id: a redelivery queues nothing
+  std::string identity = {};    // the payload's identity (webhook.h): a replay queues nothing
+  std::string why = {};         // appended to the trigger's message
+};
+// The answer: {"trigger", "rerun_of", "failed_only", "attempt"}, or {"duplicate": DELIVERY}.
+// not_found for an unknown run; invalid_input (409) for a run that has not ended, a failed-only
+// re-run of a run that succeeded, or a run another server started.
+Result<nlohmann::ordered_json> queue_rerun(store::Store& store, RunQueue& queue,
+                                           const RerunRequest& request);
 
 // POST /api/runs/ID/rerun, GET /api/runs/ID/artifacts, GET /api/runs/ID/artifacts/NAME.
 void register_run_routes(httplib::Server& http, RouteContext& context);

@@ -10,6 +10,7 @@
 #include "kiln/core/git.h"
 #include "kiln/core/subprocess.h"
 #include "kiln/exec/process_tracker.h"
+#include "kiln/server/check_client.h"
 #include "kiln/server/recovery.h"
 #include "kiln/server/status_client.h"
 #include "kiln/server/webhook.h"
@@ -40,7 +41,8 @@ Result<std::string> git(const fs::path& cwd, const std::vector<std::string>& arg
 class ServeObserver final : public engine::RunObserver {
  public:
   ServeObserver(store::Store& store, Trigger trigger, const config::ServeRepository& repository,
-                std::string trigger_url, std::function<void(std::int64_t)> on_run)
+                std::string public_url, std::string trigger_url,
+                std::function<void(std::int64_t)> on_run)
       : store_(store),
         trigger_id_(trigger.id),
         repository_(trigger.repository),
@@ -50,6 +52,7 @@ class ServeObserver final : public engine::RunObserver {
         on_run_(std::move(on_run)) {
     if (!repository.statuses_api_url.empty())
       client_.emplace(repository.statuses_api_url, repository.statuses_token);
+    if (repository.checks) checks_.emplace(repository, sha_, public_url, trigger_url_, store_);
   }
 
   void run_started(const std::string&, std::int64_t run_id) EXCLUDES(mutex_) override {
@@ -60,9 +63,13 @@ class ServeObserver final : public engine::RunObserver {
       spdlog::warn("trigger {}: {}", trigger_id_, updated.error().message);
     on_run_(run_id);
   }
-  void job_started(const std::string& job_key) override { post(job_key, "pending", "running"); }
+  void job_started(const std::string& job_key) override {
+    post(job_key, "pending", "running");
+    if (checks_) checks_->job_started(job_key);
+  }
   void job_line(const std::string&, std::string_view, std::string_view) override {}
   void job_finished(const engine::JobSummary& job) override {
+    if (checks_) checks_->job_finished(job);
     if (job.conclusion == store::Conclusion::skipped) return;
     const bool ok = job.conclusion == store::Conclusion::success;
     post(job.key, ok ? "success" : "failure",
@@ -95,6 +102,7 @@ class ServeObserver final : public engine::RunObserver {
   std::string trigger_url_;
   std::function<void(std::int64_t)> on_run_;
   std::optional<StatusClient> client_;
+  std::optional<JobChecks> checks_;
 };
 
 // refs/heads/main -> refs/kiln/heads/main: fetched refs live apart from anything else.
@@ -432,10 +440,11 @@ void RunQueue::execute(std::int64_t trigger_id) {
   }
   const std::string trigger_url =
       fmt::format("{}/api/triggers/{}", settings_.public_url, trigger.id);
-  ServeObserver observer(store_, trigger, *repository, trigger_url, [&](std::int64_t run_id) {
-    MutexLock lock(mutex_);
-    active_[trigger.id].run_ids.insert(run_id);
-  });
+  ServeObserver observer(store_, trigger, *repository, settings_.public_url, trigger_url,
+                         [&](std::int64_t run_id) {
+                           MutexLock lock(mutex_);
+                           active_[trigger.id].run_ids.insert(run_id);
+                         });
   auto report = engine::run(options, store_, observer);
   trigger.run_ids = observer.run_ids();
   std::error_code ec;

@@ -52,6 +52,10 @@ class RunQueue {
   // triggers any replica stored, and recovers as above the running ones of a replica that
   // stopped beating for k_replica_stale (or died on this host).
   Status start();
+  // The links' base when serve.public_url is not set: the address the server bound (its port
+  // is known only then). Before start().
+  void set_public_url(std::string url) { settings_.public_url = std::move(url); }
+  bool has_public_url() const { return !settings_.public_url.empty(); }
   // Queues a trigger already stored with status queued.
   void enqueue(std::int64_t trigger_id) EXCLUDES(mutex_);
   // waiting_approval -> queued. not_found for an unknown trigger; invalid_input when it is not

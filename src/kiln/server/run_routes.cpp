@@ -35,13 +35,11 @@ std::optional<store::Trigger> trigger_of(store::Store& store, std::int64_t run_i
   return std::nullopt;
 }
 
-// POST /api/runs/ID/rerun {"failed_only": bool}: a new trigger with the run's event, commit
-// and payload that runs only the run's workflow, as its next attempt.
+// POST /api/runs/ID/rerun {"failed_only": bool}.
 void rerun(RouteContext& context, const Request& req, Response& res) {
   if (context.draining) return reply_error(res, 503, "the server is shutting down");
   const auto id = path_id(req, res, "run");
   if (!id) return;
-  const std::int64_t run_id = *id;
   bool failed_only = false;
   if (!req.body.empty()) {
     auto body = nlohmann::json::parse(req.body, nullptr, false);
@@ -49,38 +47,10 @@ void rerun(RouteContext& context, const Request& req, Response& res) {
       return reply_error(res, 400, "expected {\"failed_only\": true|false}");
     failed_only = body.value("failed_only", false);
   }
-  auto run = context.store.get_run(run_id);
-  if (!run) return reply_error(res, run.error());
-  if (!store::is_terminal(run->status))
-    return reply_error(
-        res, 409,
-        fmt::format("run {} is {}: wait until it ends", run_id, store::to_string(run->status)));
-  if (failed_only && run->status == store::RunStatus::success)
-    return reply_error(res, 409, fmt::format("run {} succeeded: no job to re-run", run_id));
-  auto original = trigger_of(context.store, run_id);
-  if (!original)
-    return reply_error(res, 409, fmt::format("run {} was not started by this server", run_id));
-  store::Trigger trigger = *original;
-  trigger.id = 0;
-  trigger.delivery = "";
-  trigger.identity = "";
-  trigger.status = store::TriggerStatus::queued;
-  trigger.message = fmt::format("re-run of run {}{}", run_id, failed_only ? " (failed jobs)" : "");
-  trigger.run_ids = nullptr;
-  trigger.rerun = {{"run", run_id}, {"failed_only", failed_only}};
-  trigger.created_at = 0;
-  trigger.updated_at = 0;
-  auto created = context.store.create_trigger(trigger);
-  if (!created || !created->has_value())
-    return reply_error(res, 500, created ? "not created" : created.error().message);
-  context.queue.enqueue(**created);
-  spdlog::info("run {}: re-run queued as trigger {}{}", run_id, **created,
-               failed_only ? " (failed jobs)" : "");
-  reply(res, 202,
-        {{"trigger", **created},
-         {"rerun_of", run_id},
-         {"failed_only", failed_only},
-         {"attempt", run->attempt + 1}});
+  auto queued =
+      queue_rerun(context.store, context.queue, {.run_id = *id, .failed_only = failed_only});
+  if (!queued) return reply_error(res, queued.error());
+  reply(res, 202, *queued);
 }
 
 json artifact_json(std::int64_t run_id, const store::Artifact& artifact) {
@@ -143,6 +113,42 @@ void download_artifact(RouteContext& context, const Request& req, Response& res)
 }
 
 }  // namespace
+
+Result<nlohmann::ordered_json> queue_rerun(store::Store& store, RunQueue& queue,
+                                           const RerunRequest& request) {
+  const std::int64_t run_id = request.run_id;
+  KILN_TRY(auto run, store.get_run(run_id));
+  if (!request.repository.empty() && run.repository != request.repository)
+    return fail(ErrorCode::not_found, "run {} is not a run of {}", run_id, request.repository);
+  if (!store::is_terminal(run.status))
+    return fail(ErrorCode::invalid_input, "run {} is {}: wait until it ends", run_id,
+                store::to_string(run.status));
+  if (request.failed_only && run.status == store::RunStatus::success)
+    return fail(ErrorCode::invalid_input, "run {} succeeded: no job to re-run", run_id);
+  auto original = trigger_of(store, run_id);
+  if (!original)
+    return fail(ErrorCode::invalid_input, "run {} was not started by this server", run_id);
+  store::Trigger trigger = *original;
+  trigger.id = 0;
+  trigger.delivery = request.delivery;
+  trigger.identity = request.identity;
+  trigger.status = store::TriggerStatus::queued;
+  trigger.message = fmt::format("re-run of run {}{}{}", run_id,
+                                request.failed_only ? " (failed jobs)" : "", request.why);
+  trigger.run_ids = nullptr;
+  trigger.rerun = {{"run", run_id}, {"failed_only", request.failed_only}};
+  trigger.created_at = 0;
+  trigger.updated_at = 0;
+  KILN_TRY(auto created, store.create_trigger(trigger));
+  if (!created) return json{{"duplicate", request.delivery}};
+  queue.enqueue(*created);
+  spdlog::info("run {}: re-run queued as trigger {}{}{}", run_id, *created,
+               request.failed_only ? " (failed jobs)" : "", request.why);
+  return json{{"trigger", *created},
+              {"rerun_of", run_id},
+              {"failed_only", request.failed_only},
+              {"attempt", run.attempt + 1}};
+}
 
 void register_run_routes(httplib::Server& http, RouteContext& context) {
   post_with_body(http, R"(/api/runs/(\d+)/rerun)", k_max_rerun_body, context.authorized,

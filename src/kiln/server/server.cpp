@@ -1,7 +1,9 @@
 #include "kiln/server/server.h"
 
 #include <httplib.h>
+
 #include <openssl/crypto.h>
+#include <charconv>
 
 #include <cstdlib>
 #include <ctime>
@@ -18,6 +20,7 @@
 #include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/server/api_json.h"
 #include "kiln/server/bounded_http.h"
+#include "kiln/server/check_client.h"
 #include "kiln/server/dashboard.h"
 #include "kiln/server/listen.h"
 #include "kiln/server/poller.h"
@@ -101,9 +104,6 @@ class Service {
         http_(*http_owner_) {}
 
   Status run(const std::atomic<bool>& stop) {
-    KILN_TRY_VOID(queue_.start());
-    poller_.start();
-    clock_.start();
     routes();
     http_.new_task_queue = [] { return new httplib::ThreadPool(k_http_threads); };
     http_.set_socket_options(exclusive_socket_options);
@@ -115,6 +115,13 @@ class Service {
       port = 0;
     }
     if (port == 0) return std::unexpected(bind_failure(serve_.listen_host, serve_.listen_port));
+    // Links in statuses and check runs name the bound port (listen: HOST:0 included).
+    if (!queue_.has_public_url())
+      queue_.set_public_url(
+          fmt::format("{}://{}:{}", serve_.tls ? "https" : "http", serve_.listen_host, port));
+    KILN_TRY_VOID(queue_.start());
+    poller_.start();
+    clock_.start();
     std::thread listener([this] { http_.listen_after_bind(); });
     spdlog::info("kiln serve: listening on {}://{}:{}", serve_.tls ? "https" : "http",
                  serve_.listen_host, port);
@@ -329,6 +336,8 @@ class Service {
     if (!repository ||
         !signed_by[static_cast<std::size_t>(repository - serve_.repositories.data())])
       return refuse();
+    if (event_name == "check_run")
+      return check_run_event(body, body_text, delivery, *repository, res);
     auto event = parse_webhook(event_name, body_text);
     if (!event) return reply_error(res, 400, event.error().message);
     if (!event->ignored.empty()) return reply(res, 202, {{"ignored", event->ignored}});
@@ -356,6 +365,43 @@ class Service {
     spdlog::info("webhook {}: trigger {} {}", delivery, id,
                  waits ? "waits for approval" : "queued");
     reply(res, 202, {{"trigger", id}, {"status", waits ? "waiting_approval" : "queued"}});
+  }
+
+  // A check run's "Re-run" on the forge (check_run, action rerequested; the check runs of
+  // check_client.h carry their run's id as external_id): a re-run of that run, of its failed
+  // jobs when it failed. The signature was checked; the run must be the repository's.
+  void check_run_event(const nlohmann::json& body, std::string_view body_text,
+                       const std::string& delivery, const config::ServeRepository& repository,
+                       Response& res) {
+    const auto* action = body.contains("action") ? &body["action"] : nullptr;
+    if (!action || !action->is_string() || *action != "rerequested")
+      return reply(res, 202,
+                   {{"ignored", "check_run: only a rerequested check run starts something"}});
+    const auto* check = body.contains("check_run") ? &body["check_run"] : nullptr;
+    std::string external_id;
+    if (check && check->is_object() && check->contains("external_id") &&
+        (*check)["external_id"].is_string())
+      external_id = (*check)["external_id"].get<std::string>();
+    std::int64_t run_id = 0;
+    auto [end, ec] =
+        std::from_chars(external_id.data(), external_id.data() + external_id.size(), run_id);
+    if (external_id.empty() || ec != std::errc() ||
+        end != external_id.data() + external_id.size() || run_id <= 0)
+      return reply(res, 202, {{"ignored", "check_run: not a check run of a kiln run"}});
+    auto run = store_->get_run(run_id);
+    if (!run) return reply_error(res, run.error());
+    WebhookEvent event;
+    event.event = "check_run";
+    auto queued = queue_rerun(*store_, queue_,
+                              {.run_id = run_id,
+                               .failed_only = run->status != store::RunStatus::success,
+                               .repository = repository.name,
+                               .delivery = delivery,
+                               .identity = payload_identity(event, body_text),
+                               .why = ", requested on the forge"});
+    if (!queued) return reply_error(res, queued.error());
+    spdlog::info("webhook {}: check run re-run of run {}", delivery, run_id);
+    reply(res, queued->contains("duplicate") ? 200 : 202, *queued);
   }
 
   // POST /api/triggers {"repository": "owner/name", "ref": "refs/heads/main"}: a push of the
@@ -473,6 +519,8 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
   settings.work_dir = serve_config.work_dir.value_or(base / "kiln-work");
   settings.public_url = serve_config.public_url;
   settings.concurrency = std::make_shared<engine::ConcurrencyRegistry>();
+  for (const auto& repository : serve_config.repositories)
+    if (repository.checks) KILN_TRY_VOID(check_checks_config(*repository.checks));
   KILN_TRY(auto http, make_http_server(serve_config));
   const fs::path store_path = serve_config.store.value_or(base / "kiln.db");
   store::PostgresStoreOptions postgres;  // serve.store: postgresql://... (docs/scale-out.md)
@@ -487,9 +535,6 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
                 ec.message());
   settings.work_dir = fs::absolute(settings.work_dir);
   settings.base.artifact_dir = settings.work_dir / "artifacts";  // checkouts are removed
-  if (settings.public_url.empty())
-    settings.public_url = fmt::format("{}://{}:{}", serve_config.tls ? "https" : "http",
-                                      serve_config.listen_host, serve_config.listen_port);
   Service service(options, std::move(store), std::move(settings), std::move(http));
   return service.run(stop);
 }

@@ -99,6 +99,12 @@ void JobRun::stop_gpu_telemetry() {
 }
 
 // Lines of the job's log: to the store as they come, and to the observer.
+void JobRun::add_annotation(const exec::Annotation& annotation) {
+  std::lock_guard lock(log_mutex_);
+  if (summary_.annotations.size() < k_max_job_annotations)
+    summary_.annotations.push_back(annotation);
+}
+
 void JobRun::log_line(std::string_view kind, std::string_view text) {
   std::lock_guard lock(log_mutex_);
   log_line_locked(current_step_, recent_lines_, {}, kind, text);

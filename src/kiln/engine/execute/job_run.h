@@ -204,6 +204,8 @@ class JobRun : public ActionHost, public StepGroupHost {
   Status append_directly(const store::LogLine& line);
 
   void log_kiln(std::string_view kind, const std::string& text);
+  // An annotation of a step (from any thread): kept for the job's summary (check runs).
+  void add_annotation(const exec::Annotation& annotation);
 
  private:
   // log_line's body, with log_mutex_ held: `recent` keeps the step's last lines.
@@ -236,6 +238,7 @@ class JobRun : public ActionHost, public StepGroupHost {
           break;
         case exec::LogKind::annotation: {
           const auto& note = event.annotation;
+          if (note) job_.add_annotation(*note);
           std::string kind = note ? std::string(exec::to_string(note->level)) : "error";
           std::string where;
           if (note && !note->file.empty())

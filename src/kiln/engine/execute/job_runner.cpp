@@ -400,6 +400,7 @@ void JobRun::finish() {
   for (const auto& [key, value] : summary_.outputs) result.outputs[key] = value;
   // $GITHUB_STEP_SUMMARY of every step, in order (masked): `kiln report`, the dashboard.
   if (!step_summary_.empty()) result.extras.emplace_back(JobExtra::step_summary, step_summary_);
+  summary_.step_summary = step_summary_;
   // For `kiln report`: the granted GPUs and the job's test totals.
   if (!setup_.gpus.empty()) {
     nlohmann::json gpus = nlohmann::json::array();
