@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   add_bench_command(app, exit_code);
   add_report_command(app, exit_code);
   add_metrics_command(app, exit_code);
+  add_usage_command(app, exit_code);
   add_serve_commands(app, exit_code);
   add_rerun_command(app, exit_code);
   add_cancel_command(app, exit_code);

@@ -20,6 +20,7 @@ void add_gpus_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 void add_metrics_command(CLI::App& app, int& exit_code);
+void add_usage_command(CLI::App& app, int& exit_code);
 void add_serve_commands(CLI::App& app, int& exit_code);  // serve, approve, trigger
 void add_rerun_command(CLI::App& app, int& exit_code);
 void add_cancel_command(CLI::App& app, int& exit_code);

@@ -355,6 +355,27 @@ Result<ServeChecks> read_checks(const Reader& reader, const YAML::Node& node,
   return checks;
 }
 
+// gpus.cost_per_hour: {MODEL: PRICE}, prices non-negative numbers.
+Status read_prices(const Reader& reader, const YAML::Node& node,
+                   std::map<std::string, double>& prices) {
+  if (!node || node.IsNull()) return {};
+  if (!node.IsMap())
+    return reader.error(node, "gpus.cost_per_hour: expected a mapping of GPU model to price");
+  for (const auto& entry : node) {
+    KILN_TRY(auto model, reader.scalar(entry.first, "gpus.cost_per_hour"));
+    KILN_TRY(auto text, reader.scalar(entry.second, "gpus.cost_per_hour." + model));
+    double price = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), price);
+    if (model.empty() || ec != std::errc() || end != text.data() + text.size() || !(price >= 0))
+      return reader.error(entry.second,
+                          "gpus.cost_per_hour.{}: expected a price per GPU-hour (a number >= 0), "
+                          "got '{}'",
+                          model, text);
+    prices[model] = price;
+  }
+  return {};
+}
+
 // Errors about the entry as a whole (a missing key, a bad name) point at its name: `key`.
 Status read_serve_repository(const Reader& reader, const YAML::Node& key, const YAML::Node& node,
                              ServeConfig& serve) {
@@ -537,7 +558,7 @@ Status read_hipcheck(const Reader& reader, const YAML::Node& node, HipcheckConfi
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   auto bad = [&] {
-    return fail(ErrorCode::invalid_input, "'{}' is not a duration (e.g. 500ms, 10s, 2m)", text);
+    return fail(ErrorCode::invalid_input, "'{}' is not a duration (e.g. 500ms, 10s, 2m, 7d)", text);
   };
   std::size_t digits = 0;
   while (digits < text.size() &&
@@ -556,6 +577,8 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
     ms = value * 60'000;
   } else if (unit == "h") {
     ms = value * 3'600'000;
+  } else if (unit == "d") {
+    ms = value * 86'400'000;
   } else {
     return bad();
   }
@@ -598,7 +621,9 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
     KILN_TRY_VOID(read_jobs(reader, root["jobs"], config));
     KILN_TRY_VOID(read_host_store(reader, root, config));
     if (auto gpus = root["gpus"]; gpus && !gpus.IsNull()) {
-      KILN_TRY_VOID(reader.mapping(gpus, "gpus", {"labels", "health", "telemetry"}));
+      KILN_TRY_VOID(
+          reader.mapping(gpus, "gpus", {"labels", "health", "telemetry", "cost_per_hour"}));
+      KILN_TRY_VOID(read_prices(reader, gpus["cost_per_hour"], config.gpu_prices));
       KILN_TRY_VOID(read_labels(reader, gpus["labels"], config.gpu_labels));
       KILN_TRY_VOID(read_health(reader, gpus["health"], config.gpu_health));
       KILN_TRY_VOID(read_telemetry(reader, gpus["telemetry"], config.gpu_telemetry));

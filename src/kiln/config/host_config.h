@@ -71,6 +71,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -158,6 +159,9 @@ struct HostConfig {
   std::string pull_policy;       // empty: not set here
   container::ContainerPolicy container_policy;
   gpu::TelemetryPolicy gpu_telemetry;
+  // gpus.cost_per_hour: the price of a GPU-hour by model (a key matches models containing it),
+  // for `kiln usage` and GET /api/usage.
+  std::map<std::string, double> gpu_prices;
   ServeConfig serve;
   HipcheckConfig hipcheck;
   // debug: a failed job's hold for `kiln exec` (docs/containers.md "Debugging a failed job").
@@ -179,7 +183,7 @@ Result<HostConfig> load_host_config(const std::filesystem::path& file);
 // exist is an error.
 Result<HostConfig> find_host_config(const std::optional<std::filesystem::path>& explicit_file);
 
-// "500ms", "10s", "2m", "1h".
+// "500ms", "10s", "2m", "1h", "7d".
 Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 }  // namespace kiln::config

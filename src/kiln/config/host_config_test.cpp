@@ -146,7 +146,7 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  lables: {}\n", 2, 3,
        "gpus: unknown key 'lables' (known: health, labels, telemetry)"},
       {"gpus:\n  health:\n    memory_grace: 10x\n", 3, 19,
-       "gpus.health.memory_grace: '10x' is not a duration (e.g. 500ms, 10s, 2m)"},
+       "gpus.health.memory_grace: '10x' is not a duration (e.g. 500ms, 10s, 2m, 7d)"},
       {"gpus:\n  health:\n    max_memory_used_before_job: lots\n", 3, 33,
        "gpus.health.max_memory_used_before_job: 'lots' is not an amount of GPU memory (e.g. "
        "512M, 2G, 5%)"},
@@ -155,7 +155,7 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  telemetry:\n    interval: 50ms\n", 3, 15,
        "gpus.telemetry.interval: 50ms is faster than 10 Hz (at least 100ms)"},
       {"gpus:\n  telemetry:\n    interval: often\n", 3, 15,
-       "gpus.telemetry.interval: 'often' is not a duration (e.g. 500ms, 10s, 2m)"},
+       "gpus.telemetry.interval: 'often' is not a duration (e.g. 500ms, 10s, 2m, 7d)"},
       {"gpus:\n  telemetry:\n    enabled: yes\n", 3, 14,
        "gpus.telemetry.enabled: expected true or false, got 'yes'"},
       {"gpus:\n  telemetry:\n    memory_budget: 50%\n", 3, 20,

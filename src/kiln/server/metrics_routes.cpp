@@ -5,6 +5,8 @@
 
 #include "kiln/engine/collect/host_metrics.h"
 #include "kiln/report/metrics.h"
+#include "kiln/report/usage.h"
+#include "kiln/server/reply.h"
 #include "kiln/server/routes.h"
 
 namespace kiln::server {
@@ -65,6 +67,22 @@ void register_metrics_routes(httplib::Server& http, RouteContext& context) {
     metrics->kiln.serve = std::move(serve);
     res.set_content(report::render_prometheus(metrics->gpus, metrics->kiln),
                     "text/plain; version=0.0.4; charset=utf-8");
+  });
+  // GET /api/usage?since=7d&by=repo: `kiln usage` of the server's store, priced by its kiln.yml.
+  http.Get("/api/usage", [&context](const httplib::Request& req, httplib::Response& res) {
+    const std::string since_text =
+        req.has_param("since") ? req.get_param_value("since") : std::string("7d");
+    auto since = config::parse_duration(since_text);
+    if (!since) return reply_error(res, 400, "since: " + since.error().message);
+    auto by = report::parse_usage_by(req.has_param("by") ? req.get_param_value("by") : "repo");
+    if (!by) return reply_error(res, 400, by.error().message);
+    report::UsageQuery query;
+    query.by = *by;
+    query.since = store::now_ms() - since->count();
+    query.prices = context.options.config.gpu_prices;
+    auto usage = report::usage(context.store, query);
+    if (!usage) return reply_error(res, usage.error());
+    reply(res, 200, report::to_json(*usage, query));
   });
 }
 
