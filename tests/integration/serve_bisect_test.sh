@@ -149,10 +149,13 @@ write_config "    on_regression: true
     max_commits: 16
     repeat: 3"
 start_server "$ITEST_DIR/one-gpu.json"
+history_runs=()
 for i in 1 2 3 4 5 6; do
   ((i == 1)) || commit_change "$i"
   id="$(push_and_trigger main)"
   check "history run $i finishes" trigger_done "$id" finished
+  http GET "/api/triggers/$id"
+  history_runs+=("$(json_eval - 'd["run_ids"][0]')")
 done
 http GET "/api/triggers?limit=0"
 expect_json 'sum(t["event"] == "bisect" for t in d["triggers"])' 0 \
@@ -182,9 +185,14 @@ expect_json 'd["bisect"]["gpu_models"]' '["NVIDIA H200"]' "of its model"
 
 # Restart on a host with another H200 as GPU 0: the queued bisection runs there.
 kill -TERM "$SERVE_PID"
+# The held trigger ends only once the server takes no new one: the bisection stays queued.
+wait_until 60 grep -q "taking no new trigger" "$ITEST_DIR/serve.out" ||
+  fail "the first server does not say it stopped taking triggers"
 touch "$ITEST_DIR/release"
 wait_exit "$SERVE_PID" 120 && [[ "$WAIT_RC" == 0 ]] && pass "the first server stops cleanly" ||
   fail "the first server did not stop cleanly (exit ${WAIT_RC:-none})"
+expect_eq "$(sqlite3 "$ITEST_DIR/state/kiln.db" "SELECT status FROM triggers WHERE id = $bisect_trigger")" \
+  queued "the bisection stays queued for the next server"
 lines_before="$(wc -l <"$ITEST_DIR/gpus.log")"
 start_server "$ITEST_DIR/two-gpus.json"
 check "the bisection finishes" trigger_done "$bisect_trigger" finished
@@ -235,5 +243,49 @@ check "a pending commit status on the regressed commit while it bisects" \
 check "then one naming the first bad commit" \
   bisect_status failure "first bad commit ${culprit:0:10} change 9: attention +"
 
+serve_stop
+
+# Pinning on a host without the regressed job's GPU: two bisections stored as request_bisections
+# stores them (for two history runs), on a host with an A100 as GPU 0 and another H200.
+cat >"$ITEST_DIR/three.json" <<EOF
+{"gpus": [{"vendor": "nvidia", "model": "NVIDIA A100-SXM4-80GB", "arch": "sm_80",
+           "memory_mib": 81920},
+          {"vendor": "nvidia", "model": "NVIDIA H200", "arch": "sm_90", "memory_mib": 143771,
+           "uuid": "$gpu_b"}]}
+EOF
+insert_bisect() {  # insert_bisect RUN MODEL UUID: prints the new trigger's id
+  local payload
+  payload="$(python3 -c 'import json, sys
+run, model, uuid, good, bad = sys.argv[1:]
+print(json.dumps({"run": int(run), "job": "bench", "workflow_job": "bench",
+                  "workflow": ".github/workflows/bench.yml", "benchmark": "attention",
+                  "metric": "value", "good": good, "bad": bad, "threshold_percent": 2.5,
+                  "gpu_models": [model], "gpu_driver": "simulated", "gpu_uuids": [uuid]}))' \
+    "$1" "$2" "$3" "$good" "$bad")"
+  sqlite3 "$ITEST_DIR/state/kiln.db" "INSERT INTO triggers (repository, event, ref, sha, sender,
+    status, payload, created_at, updated_at, identity) VALUES ('acme/widgets', 'bisect',
+    'refs/heads/main', '$bad', 'kiln', 'queued', '$payload', 1, 1, 'test:$1');
+    SELECT last_insert_rowid();"
+}
+absent_model="$(insert_bisect "${history_runs[0]}" "NVIDIA H100 80GB HBM3" "$gpu_a")"
+absent_gpu="$(insert_bisect "${history_runs[1]}" "NVIDIA H200" "$gpu_a")"
+lines_before="$(wc -l <"$ITEST_DIR/gpus.log")"
+start_server "$ITEST_DIR/three.json"
+check "a bisection whose GPU model the host lacks fails" trigger_done "$absent_model" failed
+http GET "/api/triggers/$absent_model"
+expect_contains "$(json_eval - 'd["message"]')" \
+  "the job asks for gpu:1, but this host has 0 GPU(s) of the bisected testbed (NVIDIA H100 80GB HBM3, driver simulated" \
+  "saying the host has no GPU of the bisected testbed"
+http GET "/api/runs/${history_runs[0]}"
+expect_json 'd["bisect"]["status"]' failed "the failure is posted on the run"
+check "a bisection whose very GPU the host lacks runs on its model" \
+  trigger_done "$absent_gpu" finished
+http GET "/api/triggers/$absent_gpu"
+expect_contains "$(json_eval - 'd["message"]')" "first bad commit ${culprit:0:10} change 9" \
+  "and names the first bad commit"
+new_lines="$(tail -n +"$((lines_before + 1))" "$ITEST_DIR/gpus.log")"
+check "its jobs ran" test -n "$new_lines"
+expect_eq "$(grep -c "^$gpu_b " <<<"$new_lines")" "$(wc -l <<<"$new_lines")" \
+  "every one on the other H200, none on the A100 (GPU 0)"
 serve_stop
 itest_end
