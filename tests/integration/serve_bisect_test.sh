@@ -6,7 +6,9 @@
 # and posts the first bad commit (9) on the regressed run (API run JSON), as the commit status
 # "kiln / bisect" and as the trigger's message; `kiln runs` lists its runs as bisect runs.
 # The bisection runs after a restart on a host whose GPU 0 is another H200: its jobs are pinned
-# to the regressed job's GPU (by UUID), not given GPU 0.
+# to the regressed job's GPU (by UUID), not given GPU 0. Bisections stored by hand then check the
+# rest of the pin (no GPU of the model: refused at once; the model without the very GPU: another
+# of that model), serve.bisect.max_commits and a GOOD that is not an ancestor of BAD.
 # Checks call small functions indirectly (wait_until, check).
 # shellcheck disable=SC2317
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -253,7 +255,7 @@ cat >"$ITEST_DIR/three.json" <<EOF
           {"vendor": "nvidia", "model": "NVIDIA H200", "arch": "sm_90", "memory_mib": 143771,
            "uuid": "$gpu_b"}]}
 EOF
-insert_bisect() {  # insert_bisect RUN MODEL UUID: prints the new trigger's id
+insert_bisect() {  # insert_bisect RUN MODEL UUID [GOOD BAD]: prints the new trigger's id
   local payload
   payload="$(python3 -c 'import json, sys
 run, model, uuid, good, bad = sys.argv[1:]
@@ -261,14 +263,18 @@ print(json.dumps({"run": int(run), "job": "bench", "workflow_job": "bench",
                   "workflow": ".github/workflows/bench.yml", "benchmark": "attention",
                   "metric": "value", "good": good, "bad": bad, "threshold_percent": 2.5,
                   "gpu_models": [model], "gpu_driver": "simulated", "gpu_uuids": [uuid]}))' \
-    "$1" "$2" "$3" "$good" "$bad")"
+    "$1" "$2" "$3" "${4:-$good}" "${5:-$bad}")"
   sqlite3 "$ITEST_DIR/state/kiln.db" "INSERT INTO triggers (repository, event, ref, sha, sender,
     status, payload, created_at, updated_at, identity) VALUES ('acme/widgets', 'bisect',
-    'refs/heads/main', '$bad', 'kiln', 'queued', '$payload', 1, 1, 'test:$1');
+    'refs/heads/main', '${5:-$bad}', 'kiln', 'queued', '$payload', 1, 1, 'test:$1');
     SELECT last_insert_rowid();"
 }
 absent_model="$(insert_bisect "${history_runs[0]}" "NVIDIA H100 80GB HBM3" "$gpu_a")"
 absent_gpu="$(insert_bisect "${history_runs[1]}" "NVIDIA H200" "$gpu_a")"
+too_many="$(insert_bisect "${history_runs[2]}" "NVIDIA H200" "$gpu_b" "$(sha_of 1)" "$bad")"
+backwards="$(insert_bisect "${history_runs[3]}" "NVIDIA H200" "$gpu_b" "$bad" "$good")"
+write_config "    on_regression: true
+    max_commits: 8"
 lines_before="$(wc -l <"$ITEST_DIR/gpus.log")"
 start_server "$ITEST_DIR/three.json"
 check "a bisection whose GPU model the host lacks fails" trigger_done "$absent_model" failed
@@ -285,6 +291,15 @@ expect_contains "$(json_eval - 'd["message"]')" "first bad commit ${culprit:0:10
   "and names the first bad commit"
 new_lines="$(tail -n +"$((lines_before + 1))" "$ITEST_DIR/gpus.log")"
 check "its jobs ran" test -n "$new_lines"
+check "a bisection over more than max_commits is refused" trigger_done "$too_many" failed
+http GET "/api/triggers/$too_many"
+expect_contains "$(json_eval - 'd["message"]')" \
+  "12 commits from $(sha_of 1 | cut -c1-10) to ${bad:0:10}: more than serve.bisect.max_commits (8)" \
+  "saying how many and the limit"
+check "a GOOD that is not an ancestor of BAD is refused" trigger_done "$backwards" failed
+http GET "/api/triggers/$backwards"
+expect_contains "$(json_eval - 'd["message"]')" "${bad:0:10} is not an ancestor of ${good:0:10}" \
+  "saying so"
 expect_eq "$(grep -c "^$gpu_b " <<<"$new_lines")" "$(wc -l <<<"$new_lines")" \
   "every one on the other H200, none on the A100 (GPU 0)"
 serve_stop
