@@ -17,6 +17,7 @@
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/core/subprocess.h"
+#include "kiln/perf/bisect.h"
 
 namespace kiln::cli {
 namespace {
@@ -29,16 +30,7 @@ struct BisectArgs {
   bool json = false;
 };
 
-struct Commit {
-  std::string sha, subject;
-  std::vector<double> levels;  // one per run of its job
-  std::vector<std::int64_t> runs;
-  double level() const {
-    double sum = 0;
-    for (double v : levels) sum += v;
-    return levels.empty() ? 0 : sum / static_cast<double>(levels.size());
-  }
-};
+using Commit = perf::BisectCommit;
 
 Result<std::string> git(const BisectArgs& args, const std::vector<std::string>& command) {
   std::vector<std::string> argv = {"git", "-C", args.directory};
@@ -144,7 +136,7 @@ int bisect(const BisectArgs& args) {
     return report_error({ErrorCode::io_error, "cannot create a scratch directory", {}});
   const std::filesystem::path scratch = scratch_pattern;
   std::string benchmark = args.benchmark, metric = args.metric;
-  auto run_at = [&](Commit& c) {
+  auto run_at = [&](Commit& c) -> Status {
     fmt::print(stderr, "kiln: bisect: running '{}' at {} {}\n", args.job, c.sha.substr(0, 10),
                c.subject);
     return measure(args, scratch, c, benchmark, metric);
@@ -155,54 +147,26 @@ int bisect(const BisectArgs& args) {
     (void)git(args, {"worktree", "prune"});
     return code;
   };
-  if (auto s = run_at(commits.front()); !s) return finish(report_error(s.error()));
-  if (auto s = run_at(commits.back()); !s) return finish(report_error(s.error()));
-  const double good_level = commits.front().level(), bad_level = commits.back().level();
-  const double step = good_level != 0 ? (bad_level - good_level) / std::fabs(good_level) : 0;
-  if (std::fabs(step) * 100 < args.threshold) {
+  auto outcome =
+      perf::bisect(commits, {.repeat = args.repeat, .threshold = args.threshold / 100}, run_at);
+  if (!outcome) return finish(report_error(outcome.error()));
+  if (!outcome->found) {
     fmt::print(stderr,
                "kiln: bisect: {} ({}) changed {:+.1f}% from {} to {}: below the threshold "
                "{}%, nothing to bisect\n",
-               benchmark, metric, step * 100, args.good, args.bad, args.threshold);
+               benchmark, metric, outcome->step * 100, args.good, args.bad, args.threshold);
     return finish(1);
   }
-  // Invariant: commits[lo] is good, commits[hi] is bad.
-  std::size_t lo = 0, hi = commits.size() - 1;
-  while (hi - lo > 1) {
-    auto& c = commits[(lo + hi) / 2];
-    do {
-      if (auto s = run_at(c); !s) return finish(report_error(s.error()));
-      // Near the middle (within a quarter of the step): measure again.
-    } while (std::fabs(c.level() - (good_level + bad_level) / 2) <
-                 std::fabs(bad_level - good_level) / 4 &&
-             static_cast<int>(c.levels.size()) < args.repeat);
-    const bool is_bad = std::fabs(c.level() - bad_level) < std::fabs(c.level() - good_level);
-    (is_bad ? hi : lo) = (lo + hi) / 2;
-  }
-  const auto& first_bad = commits[hi];
-  const auto& last_good = commits[lo];
-  const double change = last_good.level() != 0
-                            ? (first_bad.level() - last_good.level()) / std::fabs(last_good.level())
-                            : 0;
-  nlohmann::ordered_json measured = nlohmann::ordered_json::array();
-  for (const auto& c : commits)
-    if (!c.levels.empty())
-      measured.push_back({{"commit", c.sha},
-                          {"subject", c.subject},
-                          {"level", c.level()},
-                          {"levels", c.levels},
-                          {"runs", c.runs}});
+  const auto& first_bad = commits[outcome->first_bad];
+  const auto& last_good = commits[outcome->last_good];
   if (args.json) {
-    nlohmann::ordered_json out = {{"benchmark", benchmark},        {"metric", metric},
-                                  {"first_bad", first_bad.sha},    {"subject", first_bad.subject},
-                                  {"last_good", last_good.sha},    {"change_percent", change * 100},
-                                  {"commits", commits.size() - 1}, {"measured", measured}};
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", perf::bisect_json(commits, *outcome, benchmark, metric).dump(2));
   } else {
     fmt::print("first bad commit: {} {}\n", first_bad.sha, first_bad.subject);
     fmt::print("{} ({}): {:+.1f}% ({:.6g} at {} -> {:.6g}), {} commit(s) between {} and {}\n",
-               benchmark, metric, change * 100, last_good.level(), last_good.sha.substr(0, 10),
-               first_bad.level(), commits.size() - 1, args.good, args.bad);
+               benchmark, metric, outcome->change * 100, last_good.level(),
+               last_good.sha.substr(0, 10), first_bad.level(), commits.size() - 1, args.good,
+               args.bad);
     for (const auto& c : commits)
       if (!c.levels.empty())
         fmt::print("  {}  {:>12.6g}  {} run(s)  {}\n", c.sha.substr(0, 10), c.level(),

@@ -55,6 +55,8 @@ std::optional<store::Run> run_of_json(const nlohmann::json& item) {
   run.created_at = integer("created_at");
   run.started_at = integer("started_at");
   run.finished_at = integer("finished_at");
+  if (auto bisect = item.find("bisect"); bisect != item.end() && bisect->is_object())
+    run.extra["bisect"] = *bisect;
   return run;
 }
 
@@ -111,7 +113,10 @@ int list_runs(const RunsArgs& args) {
                      {"status", store::to_string(run.status)},
                      {"created_at", run.created_at},
                      {"started_at", run.started_at},
-                     {"finished_at", run.finished_at}});
+                     {"finished_at", run.finished_at},
+                     {"bisect", run.extra.is_object() && run.extra.contains("bisect")
+                                    ? nlohmann::ordered_json::parse(run.extra["bisect"].dump())
+                                    : nlohmann::ordered_json(nullptr)}});
     fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return 0;
   }
@@ -128,9 +133,14 @@ int list_runs(const RunsArgs& args) {
             : "-";
     std::string ref = run.ref;
     if (ref.starts_with("refs/heads/")) ref = ref.substr(11);
+    // A run `kiln serve` made for a bisection (server/bisect.h) is listed as one.
+    const bool bisecting = run.extra.is_object() && run.extra.contains("bisect") &&
+                           run.extra["bisect"].is_object() &&
+                           run.extra["bisect"].contains("of_run");
     fmt::print("{:>5}  {:<11}  {:<24}  {:<12}  {:<20}  {:<8}  {:<19}  {}\n", run.id,
-               store::to_string(run.status), run.workflow_name.substr(0, 24), run.event,
-               ref.substr(0, 20), run.sha.substr(0, 8), local_time(run.started_at), duration);
+               store::to_string(run.status), run.workflow_name.substr(0, 24),
+               bisecting ? "bisect" : run.event, ref.substr(0, 20), run.sha.substr(0, 8),
+               local_time(run.started_at), duration);
   }
   return 0;
 }

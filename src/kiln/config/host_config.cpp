@@ -436,11 +436,34 @@ Status read_serve_repository(const Reader& reader, const YAML::Node& key, const 
   return {};
 }
 
+Status read_serve_bisect(const Reader& reader, const YAML::Node& node, ServeBisect& bisect) {
+  KILN_TRY_VOID(reader.mapping(node, "serve.bisect", {"on_regression", "max_commits", "repeat"}));
+  if (auto on = node["on_regression"]; on && !on.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(on, "serve.bisect.on_regression"));
+    if (text != "true" && text != "false")
+      return reader.error(on, "serve.bisect.on_regression: expected true or false, got '{}'", text);
+    bisect.on_regression = text == "true";
+  }
+  for (auto [key, target, most] : {std::tuple{"max_commits", &bisect.max_commits, 100000},
+                                   std::tuple{"repeat", &bisect.repeat, 20}}) {
+    auto value = node[key];
+    if (!value || value.IsNull()) continue;
+    KILN_TRY(auto text, reader.scalar(value, fmt::format("serve.bisect.{}", key)));
+    int number = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (ec != std::errc() || end != text.data() + text.size() || number < 1 || number > most)
+      return reader.error(value, "serve.bisect.{}: expected a number from 1 to {}, got '{}'", key,
+                          most, text);
+    *target = number;
+  }
+  return {};
+}
+
 Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& serve) {
   KILN_TRY_VOID(reader.mapping(node, "serve",
                                {"listen", "public_url", "store", "store_password_file", "work_dir",
                                 "api_tokens", "max_concurrent_runs", "shutdown_grace",
-                                "trusted_authors", "repositories", "tls", "on_restart"}));
+                                "trusted_authors", "repositories", "tls", "on_restart", "bisect"}));
   if (!node || node.IsNull()) return {};
   if (auto listen = node["listen"]; listen && !listen.IsNull()) {
     KILN_TRY(auto text, reader.scalar(listen, "serve.listen"));
@@ -504,6 +527,9 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
     if (text != "requeue" && text != "fail")
       return reader.error(restart, "serve.on_restart: expected requeue or fail, got '{}'", text);
     serve.on_restart = text == "requeue" ? OnRestart::requeue : OnRestart::fail;
+  }
+  if (auto bisect = node["bisect"]; bisect && !bisect.IsNull()) {
+    KILN_TRY_VOID(read_serve_bisect(reader, bisect, serve.bisect));
   }
   if (auto tls = node["tls"]; tls && !tls.IsNull()) {
     KILN_TRY_VOID(reader.mapping(tls, "serve.tls", {"cert", "key"}));

@@ -50,6 +50,10 @@
 //     trusted_authors: [alice]             # fork pull requests of others wait for approval
 //     tls: {cert: cert.pem, key: key.pem}  # HTTPS instead of HTTP (relative: to this file)
 //     on_restart: requeue                  # triggers a dead server left running: requeue|fail
+//     bisect:                              # on a perf regression (docs/serve.md)
+//       on_regression: false               # true: find the commit that made it slower
+//       max_commits: 64                    # more commits since the last good run: refused
+//       repeat: 3                          # runs of a commit whose level is near the middle
 //     repositories:
 //       owner/name:                        # as the forge's payload names it (full_name)
 //         clone_url: https://github.com/owner/name.git   # or a local path
@@ -126,6 +130,14 @@ struct ServeTls {
 // What `kiln serve` does at start with triggers a server that died left `running`.
 enum class OnRestart { requeue, fail };
 
+// serve.bisect: on a perf regression, find the commit that made the benchmark slower
+// (server/bisect.h, docs/serve.md "Bisection on a regression").
+struct ServeBisect {
+  bool on_regression = false;  // start one when a run's perf gate finds a regression
+  int max_commits = 64;        // more commits between the last good run and the bad one: refused
+  int repeat = 3;              // runs of a commit whose level is near the middle
+};
+
 struct ServeConfig {
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
@@ -141,6 +153,7 @@ struct ServeConfig {
   std::vector<ServeRepository> repositories;
   std::optional<ServeTls> tls;
   OnRestart on_restart = OnRestart::requeue;
+  ServeBisect bisect;
 };
 
 // hipcheck: what `kiln hipcheck` judges by on this host (its command line wins).

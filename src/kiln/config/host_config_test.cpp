@@ -268,6 +268,19 @@ TEST(ServeConfig, EveryKey) {
   EXPECT_TRUE(serve.repositories[0].poll_branches.empty());
   EXPECT_FALSE(serve.tls);
   EXPECT_EQ(serve.on_restart, OnRestart::requeue);
+  EXPECT_FALSE(serve.bisect.on_regression);
+  EXPECT_EQ(serve.bisect.max_commits, 64);
+  EXPECT_EQ(serve.bisect.repeat, 3);
+}
+
+TEST(ServeConfig, BisectOnRegression) {
+  auto config = parse_host_config(
+      "serve:\n  bisect:\n    on_regression: true\n    max_commits: 10\n    repeat: 5\n",
+      "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_TRUE(config->serve.bisect.on_regression);
+  EXPECT_EQ(config->serve.bisect.max_commits, 10);
+  EXPECT_EQ(config->serve.bisect.repeat, 5);
 }
 
 TEST(ServeConfig, TlsPollAndRestart) {
@@ -323,6 +336,12 @@ TEST(ServeConfig, ErrorsSayWhere) {
       {"serve:\n  max_concurrent_runs: 0\n", "at least 1", 2},
       {"serve:\n  on_restart: retry\n", "expected requeue or fail", 2},
       {"serve:\n  tls:\n    cert: c.pem\n", "key is required", 3},
+      {"serve:\n  bisect:\n    on_regresion: true\n", "serve.bisect: unknown key 'on_regresion'",
+       3},
+      {"serve:\n  bisect:\n    on_regression: yes please\n", "expected true or false", 3},
+      {"serve:\n  bisect:\n    max_commits: 0\n", "serve.bisect.max_commits: expected a number", 3},
+      {"serve:\n  bisect: {repeat: 21}\n", "serve.bisect.repeat: expected a number from 1 to 20",
+       2},
       {"serve:\n  tls: {cert: c.pem, key: k.pem, ca: x}\n", "unknown key 'ca'", 2},
       {"serve:\n  repositories:\n    a/b:\n      clone_url: /x\n      webhook_secret: s\n"
        "      poll:\n        interval: 10s\n",

@@ -108,6 +108,16 @@ struct RunOptions {
     bool failed_only = false;
   };
   std::optional<Rerun> rerun;
+  // The testbed a bisection measures on (`kiln serve` on a regression, server/bisect.h): jobs
+  // get only GPUs of these models and this driver, and only the GPUs with these UUIDs when the
+  // host has them all (the bad run's own GPUs). A job that asks for more GPUs than match never
+  // runs here. Unset: any GPU.
+  struct GpuPin {
+    std::vector<std::string> models;
+    std::string driver;  // empty: any
+    std::vector<std::string> uuids;
+  };
+  std::optional<GpuPin> gpu_pin;
   // Where artifacts are kept: <artifact_dir>/<run id>/<name>/. Empty: <repository>/.kiln/
   // artifacts (`kiln serve` keeps them in its work_dir, as its checkouts are removed).
   std::filesystem::path artifact_dir;

@@ -77,6 +77,11 @@ json to_json(const store::Run& run) {
           {"status", store::to_string(run.status)},
           {"attempt", run.attempt},
           {"rerun_of", run.rerun_of != 0 ? json(run.rerun_of) : json(nullptr)},
+          // serve.bisect (bisect.h): the bisection of this run's regression, or the one this
+          // run measured for.
+          {"bisect", run.extra.is_object() && run.extra.contains("bisect")
+                         ? json::parse(run.extra["bisect"].dump())
+                         : json(nullptr)},
           {"created_at", run.created_at},
           {"started_at", run.started_at},
           {"finished_at", run.finished_at}};
@@ -111,6 +116,8 @@ json to_json(const store::Trigger& trigger) {
       {"message", trigger.message},
       {"run_ids", trigger.run_ids.is_array() ? json::parse(trigger.run_ids.dump()) : json::array()},
       {"rerun", json::parse(trigger.rerun.dump())},
+      // A bisection's request (bisect.h), null for other triggers.
+      {"bisect", trigger.event == "bisect" ? json::parse(trigger.payload.dump()) : json(nullptr)},
       {"created_at", trigger.created_at},
       {"updated_at", trigger.updated_at}};
 }

@@ -10,6 +10,7 @@
 #include "kiln/core/git.h"
 #include "kiln/core/subprocess.h"
 #include "kiln/exec/process_tracker.h"
+#include "kiln/server/bisect.h"
 #include "kiln/server/check_client.h"
 #include "kiln/server/recovery.h"
 #include "kiln/server/status_client.h"
@@ -402,6 +403,18 @@ void RunQueue::execute(std::int64_t trigger_id) {
   spdlog::info("trigger {}: {} {} {} ({})", trigger.id, trigger.repository, trigger.event,
                trigger.ref, trigger.sha);
 
+  if (trigger.event == "bisect") {
+    auto message = bisect(trigger, *repository);
+    bool cancelled = false;
+    {
+      MutexLock lock(mutex_);
+      cancelled = active_[trigger.id].cancel->load();
+    }
+    if (!message)
+      return finish(cancelled ? TriggerStatus::cancelled : TriggerStatus::failed,
+                    message.error().message);
+    return finish(TriggerStatus::finished, *message);
+  }
   auto checkout = prepare_checkout(trigger, *repository);
   if (!checkout) return finish(TriggerStatus::failed, checkout.error().message);
   const fs::path event_file = settings_.work_dir / "events" / fmt::format("{}.json", trigger.id);
@@ -451,6 +464,9 @@ void RunQueue::execute(std::int64_t trigger_id) {
   fs::remove_all(*checkout, ec);
   if (!report) return finish(TriggerStatus::failed, report.error().to_string());
   bool cancelled = options.cancel->load();
+  // serve.bisect.on_regression: each regressed job gets its bisection (bisect.h).
+  if (settings_.serve.bisect.on_regression && !cancelled)
+    for (auto id : request_bisections(store_, trigger, *report)) enqueue(id);
   std::string message =
       report->runs.empty()
           ? "no workflow is triggered by this event"

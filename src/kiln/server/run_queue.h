@@ -90,6 +90,11 @@ class RunQueue {
   Result<std::filesystem::path> prepare_checkout(const store::Trigger& trigger,
                                                  const config::ServeRepository& repository)
       EXCLUDES(git_mutex_);
+  // A bisection trigger (event "bisect", server/bisect.h; run_queue_bisect.cpp): its job at
+  // the commits between the last good run and the regressed one, the result posted on the
+  // regressed run. Returns the trigger's message, or why it failed.
+  Result<std::string> bisect(store::Trigger& trigger, const config::ServeRepository& repository)
+      EXCLUDES(mutex_);
 
   QueueSettings settings_;
   store::Store& store_;

@@ -138,6 +138,10 @@ class Service {
     poller_.stop();
     clock_.stop();
     queue_.stop_taking();
+    // From here on no queued trigger starts (they stay queued for the next server).
+    spdlog::info("kiln serve: taking no new trigger; {} running may finish within {}s",
+                 queue_.running(),
+                 std::chrono::duration_cast<std::chrono::seconds>(serve_.shutdown_grace).count());
     if (!queue_.wait_idle(std::chrono::steady_clock::now() + serve_.shutdown_grace)) {
       spdlog::warn("kiln serve: shutdown grace over; cancelling {} run(s)", queue_.running());
       queue_.cancel_all();

@@ -405,7 +405,8 @@ void JobRun::finish() {
   if (!setup_.gpus.empty()) {
     nlohmann::json gpus = nlohmann::json::array();
     for (const auto& g : setup_.gpus)
-      gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}});
+      gpus.push_back(
+          {{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"driver", g.driver_version}});
     result.extras.emplace_back(JobExtra::gpus, std::move(gpus));
   }
   if (!test_totals_.is_null()) result.extras.emplace_back(JobExtra::tests, test_totals_);

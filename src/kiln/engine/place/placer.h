@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,7 @@ std::map<std::string, std::string> device_environment(const std::vector<gpu::Gpu
 class HostPlacer final : public Placer {
  public:
   HostPlacer(const RunOptions& options, const exec::Masker& masker)
-      : supervisor_(options), masker_(masker) {}
+      : supervisor_(options), masker_(masker), pin_(options.gpu_pin) {}
   void begin_pass() override { pass_.reset(); }
   Placement place(const PlaceRequest& request) override;
   std::map<std::string, std::string> environment(
@@ -73,6 +74,11 @@ class HostPlacer final : public Placer {
   gpu::Inventory pass_inventory_;            // the latest snapshot's GPUs
   std::unique_ptr<gpu::Topology> topology_;  // over pass_inventory_
   std::optional<gpu::QueuePass> pass_;
+  // RunOptions::gpu_pin: the GPUs outside it are never offered (computed with topology_).
+  std::optional<RunOptions::GpuPin> pin_;
+  std::set<int> unpinned_;
+  std::string pin_reason_;  // why a GPU job cannot run here, when no GPU is pinned
+  std::size_t pinned_ = 0;
 };
 
 }  // namespace kiln::engine
