@@ -132,7 +132,7 @@ start_server() {  # start_server INVENTORY
 }
 push_and_trigger() {  # push_and_trigger BRANCH: prints the trigger id
   git -C "$repo" push -q --force "$bare" "HEAD:refs/heads/$1"
-  kiln trigger acme/widgets "$1" --server "$SERVE_BASE" --token "$token"
+  kiln trigger acme/widgets "$1" --server "$SERVE_BASE" --token "$token" --wait 0
   json_eval - 'd["trigger"]'
 }
 
