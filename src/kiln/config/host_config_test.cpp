@@ -144,7 +144,7 @@ TEST(HostConfig, ErrorsSayWhere) {
   };
   const Case cases[] = {
       {"gpus:\n  lables: {}\n", 2, 3,
-       "gpus: unknown key 'lables' (known: health, labels, telemetry)"},
+       "gpus: unknown key 'lables' (known: cost_per_hour, health, labels, telemetry)"},
       {"gpus:\n  health:\n    memory_grace: 10x\n", 3, 19,
        "gpus.health.memory_grace: '10x' is not a duration (e.g. 500ms, 10s, 2m, 7d)"},
       {"gpus:\n  health:\n    max_memory_used_before_job: lots\n", 3, 33,

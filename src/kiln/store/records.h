@@ -199,7 +199,7 @@ struct BenchmarkResult {
   std::string unit{};        // "ns", "items/s"
   std::string direction{};   // "smaller_is_better" or "bigger_is_better"
   std::string branch{};      // "main" (a branch name, not a ref)
-  std::string testbed{};     // e.g. "gpu=NVIDIA H200 x1; driver=550.54; labels=gpu,self-hosted"
+  std::string testbed{};     // e.g. "gpus=NVIDIA H200 x1; driver=550.54; labels=gpu,self-hosted"
   std::string commit_sha{};
   TimeMs time = 0;                       // when measured (ingested); 0 means now
   std::optional<std::int64_t> run_id{};  // the run and job that published it, if any
