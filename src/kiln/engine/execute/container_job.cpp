@@ -207,38 +207,68 @@ std::string ContainerJob::object_name(std::string_view what) const {
 }
 
 Status ContainerJob::start() {
+  const auto begin = std::chrono::steady_clock::now();
   const char* path = std::getenv("PATH");
   KILN_TRY(auto engine, container::detect_engine(setup_.engine, path ? path : ""));
   cli_ = std::make_unique<container::EngineCli>(engine);
   std::call_once(g_swept, [this] {
-    remove_orphan_helper_dirs();
-    auto swept = container::sweep_orphans(*cli_);
-    if (!swept) {
-      setup_.log("warning",
-                 "cannot remove containers left by a dead kiln: " + swept.error().message);
-      return;
-    }
-    for (const auto& name : swept->containers)
-      setup_.log("kiln", fmt::format("Removed container {} left by a kiln that is gone", name));
-    for (const auto& name : swept->networks)
-      setup_.log("kiln", fmt::format("Removed network {} left by a kiln that is gone", name));
+    timed("sweep", [this] {
+      remove_orphan_helper_dirs();
+      auto swept = container::sweep_orphans(*cli_);
+      if (!swept) {
+        setup_.log("warning",
+                   "cannot remove containers left by a dead kiln: " + swept.error().message);
+        return 0;
+      }
+      for (const auto& name : swept->containers)
+        setup_.log("kiln", fmt::format("Removed container {} left by a kiln that is gone", name));
+      for (const auto& name : swept->networks)
+        setup_.log("kiln", fmt::format("Removed network {} left by a kiln that is gone", name));
+      return 0;
+    });
   });
 
   const auto& job = *setup_.job;
   if (!job.services.empty()) {
     std::string name = object_name("net");
-    KILN_TRY_VOID(cli_->create_network(name, setup_.owner));
+    KILN_TRY_VOID(timed("network", [&] { return cli_->create_network(name, setup_.owner); }));
     network_ = name;
-    for (const auto& [key, spec] : job.services) KILN_TRY_VOID(start_service(key, spec));
+    auto start_services = [&]() -> Status {
+      for (const auto& [key, spec] : job.services) KILN_TRY_VOID(start_service(key, spec));
+      return {};
+    };
+    KILN_TRY_VOID(timed("services", start_services));
   }
   if (job.container) KILN_TRY_VOID(start_job_container(*job.container));
+  log_phases("Containers started", std::chrono::steady_clock::now() - begin);
   return {};
+}
+
+void ContainerJob::note_phase(std::string name, std::chrono::steady_clock::duration took) {
+  std::lock_guard lock(phases_mutex_);
+  phases_.push_back({std::move(name), std::chrono::duration_cast<milliseconds>(took)});
+}
+
+std::vector<ContainerJob::Phase> ContainerJob::phases() const {
+  std::lock_guard lock(phases_mutex_);
+  return phases_;
+}
+
+void ContainerJob::log_phases(std::string_view what, std::chrono::steady_clock::duration took) {
+  std::string line = fmt::format("{} in {} ms", what,
+                                 std::chrono::duration_cast<milliseconds>(took).count());
+  std::string_view separator = ": ";
+  for (const auto& phase : phases()) {
+    line += fmt::format("{}{} {} ms", separator, phase.name, phase.took.count());
+    separator = ", ";
+  }
+  setup_.log("kiln", line);
 }
 
 Status ContainerJob::start_job_container(const workflow::Container& spec) {
   KILN_TRY(auto image, evaluate(spec.image));
   KILN_TRY(auto options, options_for(spec, "job container"));
-  KILN_TRY(auto info, image_for(spec, image));
+  KILN_TRY(auto info, timed("image inspect", [&] { return image_for(spec, image); }));
   container::RunSpec run;
   run.name = object_name("job");
   run.image = image;
@@ -321,7 +351,8 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
   }
   setup_.log("kiln", fmt::format("Starting job container ({})", image));
   job_container_ = Started{"", run.name, info, {}};
-  if (auto started = cli_->start(run); !started) {
+  if (auto started = timed("run -d (create+start)", [&] { return cli_->start(run); });
+      !started) {
     auto error = started.error();
     if (error.message.find("CDI") != std::string::npos)
       error.message +=
@@ -329,10 +360,13 @@ Status ContainerJob::start_job_container(const workflow::Container& spec) {
           "--output=/etc/cdi/nvidia.yaml` on this host)";
     return std::unexpected(error);
   }
-  if (helper) KILN_TRY_VOID(wait_for_helper(run.name, socket));
+  if (helper)
+    KILN_TRY_VOID(timed("helper ready", [&] { return wait_for_helper(run.name, socket); }));
   container_path_ = std::string(k_default_path);
-  if (auto env = cli_->run({"container", "inspect", "--format",
-                            "{{range .Config.Env}}{{println .}}{{end}}", run.name})) {
+  if (auto env = timed("container inspect", [&] {
+        return cli_->run({"container", "inspect", "--format",
+                          "{{range .Config.Env}}{{println .}}{{end}}", run.name});
+      })) {
     std::istringstream lines(*env);
     std::string line;
     while (std::getline(lines, line))
@@ -478,6 +512,7 @@ Status ContainerJob::wait_for_helper(const std::string& name, const std::filesys
 void ContainerJob::stop() {
   if (stopped_ || !cli_) return;
   stopped_ = true;
+  const auto begin = std::chrono::steady_clock::now();
   launcher_.reset();
   auto remove = [this](const std::string& name) {
     if (auto removed = cli_->remove_container(name); !removed)
@@ -493,6 +528,10 @@ void ContainerJob::stop() {
     std::error_code ec;
     std::filesystem::remove_all(*helper_dir_, ec);
   }
+  setup_.log("kiln", fmt::format("Containers removed in {} ms",
+                                 std::chrono::duration_cast<milliseconds>(
+                                     std::chrono::steady_clock::now() - begin)
+                                     .count()));
 }
 
 }  // namespace kiln::engine

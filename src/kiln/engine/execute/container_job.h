@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +89,14 @@ class ContainerJob {
   // Removes the containers and the network; idempotent.
   void stop();
 
+  // How long each phase of start() took, in the order they ended (docs/performance.md,
+  // "Container jobs: start"): the same list is logged as one line when start() ends.
+  struct Phase {
+    std::string name;
+    std::chrono::milliseconds took{};
+  };
+  std::vector<Phase> phases() const;
+
   class Launcher;
 
  private:
@@ -112,6 +121,17 @@ class ContainerJob {
   std::optional<std::filesystem::path> step_helper_path() const;
   Status wait_for_helper(const std::string& name, const std::filesystem::path& socket);
   std::string object_name(std::string_view what) const;
+  // Runs `work` and records its duration as phase `name`.
+  template <typename Work>
+  auto timed(std::string name, Work&& work) {
+    const auto begin = std::chrono::steady_clock::now();
+    auto result = work();
+    note_phase(std::move(name), std::chrono::steady_clock::now() - begin);
+    return result;
+  }
+  void note_phase(std::string name, std::chrono::steady_clock::duration took);
+  // "WHAT in N ms: PHASE N ms, ..." to the job's log.
+  void log_phases(std::string_view what, std::chrono::steady_clock::duration took);
 
   ContainerJobSetup setup_;
   std::unique_ptr<container::EngineCli> cli_;
@@ -123,6 +143,8 @@ class ContainerJob {
   std::unique_ptr<Launcher> launcher_;
   std::string suffix_;
   bool stopped_ = false;
+  mutable std::mutex phases_mutex_;  // services start in parallel
+  std::vector<Phase> phases_;
 };
 
 // A Go-style duration as the engines take it ("1s", "500ms", "1m30s", "2h"); nullopt when it is
