@@ -186,8 +186,26 @@ Result<ImageInfo> EngineCli::ensure_image(const std::string& image, PullPolicy p
   auto space = first.find(' ');
   info.id = first.substr(0, space);
   if (space != std::string::npos) {
+    // An image tagged under several names has a digest per repository: the one of the
+    // reference's own repository, else the first.
     std::string digests = first.substr(space + 1);
-    info.digest = digests.substr(0, digests.find(','));
+    std::string repository = image.substr(0, image.find('@'));
+    if (auto colon = repository.rfind(':');
+        colon != std::string::npos && repository.find('/', colon) == std::string::npos)
+      repository.erase(colon);
+    std::size_t start = 0;
+    while (start < digests.size()) {
+      auto end = digests.find(',', start);
+      if (end == std::string::npos) end = digests.size();
+      std::string digest = digests.substr(start, end - start);
+      if (info.digest.empty()) info.digest = digest;
+      if (digest.starts_with(repository + "@") || digest.ends_with("/" + repository) ||
+          digest.find("/" + repository + "@") != std::string::npos) {
+        info.digest = digest;
+        break;
+      }
+      start = end + 1;
+    }
   }
   for (std::size_t start = first.size() + 1; start < local->size();) {
     auto end = local->find('\n', start);

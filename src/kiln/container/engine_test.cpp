@@ -154,6 +154,15 @@ TEST(EngineCli, EnsureImageReadsTheImagesEnvironment) {
   EXPECT_THAT(info->env, ElementsAre("PATH=/opt/bin:/bin", "LANG=C.UTF-8"));
 }
 
+TEST(EngineCli, EnsureImageTakesTheDigestOfItsOwnRepository) {
+  FakeRunner fake;
+  fake.answers = {ok("sha256:abc other/y@sha256:1,localhost:5000/x@sha256:2\n")};
+  EngineCli cli(podman(), fake.runner());
+  auto info = cli.ensure_image("localhost:5000/x:1", PullPolicy::missing);
+  ASSERT_TRUE(info) << info.error().message;
+  EXPECT_EQ(info->digest, "localhost:5000/x@sha256:2");
+}
+
 TEST(EngineCli, EnsureImageMissingPullsThenInspects) {
   FakeRunner fake;
   fake.answers = {failed("Error: no such image"), ok(""), ok("sha256:abc reg/x@sha256:def,o\n")};
