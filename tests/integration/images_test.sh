@@ -134,7 +134,7 @@ jobs:
       a: {image: "$image"}
       b: {image: "$image"}
     steps:
-      - run: echo "inside \$(tr '\\\\0' ' ' < /proc/1/cmdline)"
+      - run: echo "inside \$(tr '\000' ' ' < /proc/1/cmdline)"
 EOF
 commit_all "$run_repo" "a job whose image is pulled"
 kiln run -C "$run_repo" --pull missing
