@@ -44,12 +44,11 @@ nlohmann::json location_json(const SourceLocation& where) {
 int images(const ImagesArgs& args) {
   std::error_code ec;
   if (!fs::is_directory(args.directory, ec))
-    return report_error(Error{ErrorCode::invalid_input,
-                              fmt::format("-C {}: no such directory", args.directory),
-                              {}});
+    return report_error(Error{
+        ErrorCode::invalid_input, fmt::format("-C {}: no such directory", args.directory), {}});
   fs::path repository = args.directory;
-  fs::path target = args.workflows.empty() ? repository / ".github" / "workflows"
-                                           : fs::path(args.workflows);
+  fs::path target =
+      args.workflows.empty() ? repository / ".github" / "workflows" : fs::path(args.workflows);
   auto files = workflow::discover_workflows(target);
   if (!files) return report_error(files.error());
   if (files->empty())
@@ -155,10 +154,12 @@ int images(const ImagesArgs& args) {
       state = "not present";
     else
       state = host.digest.empty() ? host.id : host.digest;
-    if (host.pulled) state += host.moved_from ? " (pulled; the tag moved from " + *host.moved_from + ")"
-                                              : " (pulled; unchanged)";
+    if (host.pulled)
+      state += host.moved_from ? " (pulled; the tag moved from " + *host.moved_from + ")"
+                               : " (pulled; unchanged)";
     const auto& first = item.uses.front();
-    std::string named = fmt::format("{} job {} ({})", first.where.to_string(), first.job, first.role);
+    std::string named =
+        fmt::format("{} job {} ({})", first.where.to_string(), first.job, first.role);
     if (item.uses.size() > 1) named += fmt::format(" and {} more", item.uses.size() - 1);
     rows.push_back({image, state, named});
   }

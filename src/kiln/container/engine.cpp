@@ -147,10 +147,10 @@ Result<ImageInfo> EngineCli::ensure_image(const std::string& image, PullPolicy p
   // Both engines print "ID DIGESTS" and the image's ENV (a line each) for an image they have,
   // and fail for one they do not.
   auto inspect = [&]() {
-    return run({"image", "inspect", "--format",
-                "{{.Id}} {{join .RepoDigests \",\"}}\n{{range .Config.Env}}{{println .}}{{end}}",
-                image},
-               std::chrono::seconds(60));
+    return run(
+        {"image", "inspect", "--format",
+         "{{.Id}} {{join .RepoDigests \",\"}}\n{{range .Config.Env}}{{println .}}{{end}}", image},
+        std::chrono::seconds(60));
   };
   auto local =
       policy == PullPolicy::always ? Result<std::string>(std::unexpected(Error{})) : inspect();

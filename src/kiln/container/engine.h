@@ -56,10 +56,10 @@ std::vector<std::string> label_args(const Owner& owner);
 
 // An image as the engine resolved it.
 struct ImageInfo {
-  std::string reference;  // as the workflow wrote it
-  std::string id;         // "sha256:…", the local image id
-  std::string digest;     // "registry/name@sha256:…" when the image came from a registry
-  bool pulled = false;    // pulled by this call
+  std::string reference;         // as the workflow wrote it
+  std::string id;                // "sha256:…", the local image id
+  std::string digest;            // "registry/name@sha256:…" when the image came from a registry
+  bool pulled = false;           // pulled by this call
   std::vector<std::string> env;  // the image's ENV, "KEY=VALUE" each
 };
 

@@ -137,10 +137,10 @@ TEST(EngineCli, AttachedRunArgsHaveNoDetachAndRemoveOnExit) {
   spec.init = false;
   spec.detach = false;
   spec.remove_on_exit = true;
-  EXPECT_THAT(cli.run_args(spec), ElementsAre("run", "--rm", "--name", "n", "--label", "kiln.run=",
-                                              "--label", "kiln.job=", "--label",
-                                              "kiln.owner-pid=0", "--label", "kiln.owner-start=0",
-                                              "--label", "kiln.owner-host=", "i:1"));
+  EXPECT_THAT(cli.run_args(spec),
+              ElementsAre("run", "--rm", "--name", "n", "--label", "kiln.run=", "--label",
+                          "kiln.job=", "--label", "kiln.owner-pid=0", "--label",
+                          "kiln.owner-start=0", "--label", "kiln.owner-host=", "i:1"));
 }
 
 TEST(EngineCli, EnsureImageReadsTheImagesEnvironment) {

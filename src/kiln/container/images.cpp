@@ -50,8 +50,7 @@ void scan_contexts(std::string_view source, std::vector<std::string>& out) {
       std::ranges::transform(name, name.begin(),
                              [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
       std::size_t next = i;
-      while (next < source.size() && std::isspace(static_cast<unsigned char>(source[next])))
-        ++next;
+      while (next < source.size() && std::isspace(static_cast<unsigned char>(source[next]))) ++next;
       bool property = previous == '.';
       bool function = next < source.size() && source[next] == '(';
       bool literal = name == "true" || name == "false" || name == "null" || name == "nan" ||
@@ -87,12 +86,12 @@ class Collector {
     }
     if (job.container) container(*job.container, "container");
     if (job.services_expression)
-      single(*job.services_expression, "services", [this](const expr::Value& value,
-                                                          const workflow::Text& text) {
-        if (!value.is_object()) return;
-        for (const auto& [key, service] : value.items())
-          from_value(service, text, "service " + key);
-      });
+      single(*job.services_expression, "services",
+             [this](const expr::Value& value, const workflow::Text& text) {
+               if (!value.is_object()) return;
+               for (const auto& [key, service] : value.items())
+                 from_value(service, text, "service " + key);
+             });
     for (const auto& [key, spec] : job.services) container(spec, "service " + key);
     for (const auto& step : job.steps) {
       if (!step.uses || !step.uses->value.starts_with("docker://")) continue;
@@ -106,10 +105,10 @@ class Collector {
  private:
   void container(const workflow::Container& spec, const std::string& role) {
     if (spec.expression) {
-      single(*spec.expression, role, [this, &role](const expr::Value& value,
-                                                    const workflow::Text& written) {
-        from_value(value, written, role);
-      });
+      single(*spec.expression, role,
+             [this, &role](const expr::Value& value, const workflow::Text& written) {
+               from_value(value, written, role);
+             });
       return;
     }
     text(spec.image, role);
@@ -147,9 +146,9 @@ class Collector {
     for (const auto& name : contexts)
       if (name != "matrix") others.push_back(name);
     if (!others.empty())
-      return unresolved(written, role,
-                        fmt::format("it reads {} (known only when the job runs)",
-                                    fmt::join(others, ", ")));
+      return unresolved(
+          written, role,
+          fmt::format("it reads {} (known only when the job runs)", fmt::join(others, ", ")));
     if (!contexts.empty() && !has_matrix_)
       return unresolved(written, role, "it reads the matrix, and the job has none");
     if (!contexts.empty() && !matrix_problem_.empty())

@@ -49,8 +49,7 @@ jobs:
       - run: echo
 )");
   EXPECT_THAT(images(found), ElementsAre("nvcr.io/nvidia/pytorch:24.05-py3 container",
-                                         "postgres:16 service db",
-                                         "alpine:3.19 docker:// step 1"));
+                                         "postgres:16 service db", "alpine:3.19 docker:// step 1"));
   EXPECT_TRUE(found.unresolved.empty());
   EXPECT_EQ(found.uses[0].job, "build");
   EXPECT_EQ(found.uses[0].where.line, 5);
@@ -82,9 +81,9 @@ jobs:
     steps:
       - run: echo
 )");
-  EXPECT_THAT(images(found), ElementsAre("nvidia/cuda:12.4-devel container",
-                                         "nvidia/cuda:12.6-devel container", "a:1 container",
-                                         "b:2 container"));
+  EXPECT_THAT(images(found),
+              ElementsAre("nvidia/cuda:12.4-devel container", "nvidia/cuda:12.6-devel container",
+                          "a:1 container", "b:2 container"));
   EXPECT_TRUE(found.unresolved.empty());
 }
 

@@ -218,8 +218,8 @@ struct ContainerJob::Attached {
   std::thread pump;
   std::mutex mutex;
   std::condition_variable ended_cv;
-  bool ended = false;                 // guarded by mutex
-  std::deque<std::string> output;     // guarded by mutex: the last lines
+  bool ended = false;                      // guarded by mutex
+  std::deque<std::string> output;          // guarded by mutex: the last lines
   std::optional<core::ExitStatus> status;  // set before ended
 
   explicit Attached(core::Subprocess spawned) : process(std::move(spawned)) {
@@ -338,8 +338,8 @@ std::vector<ContainerJob::Phase> ContainerJob::phases() const {
 }
 
 void ContainerJob::log_phases(std::string_view what, std::chrono::steady_clock::duration took) {
-  std::string line = fmt::format("{} in {} ms", what,
-                                 std::chrono::duration_cast<milliseconds>(took).count());
+  std::string line =
+      fmt::format("{} in {} ms", what, std::chrono::duration_cast<milliseconds>(took).count());
   std::string_view separator = ": ";
   for (const auto& phase : phases()) {
     line += fmt::format("{}{} {} ms", separator, phase.name, phase.took.count());
@@ -403,9 +403,8 @@ Result<ContainerJob::Prepared> ContainerJob::prepare_job_container(
   }
   // The job directory at the same path: GITHUB_WORKSPACE, RUNNER_TEMP, the event file and the
   // file-command files mean the same inside and out (docs/containers.md).
-  run.volumes.insert(run.volumes.begin(),
-                     {fmt::format("{0}:{0}", setup_.job_dir.string()),
-                      fmt::format("{0}:{0}", setup_.tool_cache.string())});
+  run.volumes.insert(run.volumes.begin(), {fmt::format("{0}:{0}", setup_.job_dir.string()),
+                                           fmt::format("{0}:{0}", setup_.tool_cache.string())});
   // The job directory belongs to the user the host config forces, so its steps can write there.
   if (auto ids = container::numeric_user(setup_.policy.user.value_or(""))) {
     core::RunAs user{*setup_.policy.user, ids->first, ids->second, {ids->second}};
@@ -475,12 +474,11 @@ Status ContainerJob::launch_job_container(Prepared& prepared) {
     KILN_TRY(info, timed("image inspect", [&] { return image_for(prepared); }));
     setup_.log("kiln", fmt::format("Starting job container ({})", run.image));
     job_container_ = Started{"", run.name, info, {}, true};
-    if (auto started = timed("run -d (create+start)", [&] { return cli_->start(run); });
-        !started)
+    if (auto started = timed("run -d (create+start)", [&] { return cli_->start(run); }); !started)
       return std::unexpected(with_cdi_hint(started.error()));
     if (prepared.helper)
-      KILN_TRY_VOID(timed("helper ready",
-                          [&] { return wait_for_helper(run.name, prepared.socket); }));
+      KILN_TRY_VOID(
+          timed("helper ready", [&] { return wait_for_helper(run.name, prepared.socket); }));
   }
   // PATH: the image's, unless the job sets it; the container is asked only when its options
   // set variables Kiln does not read (-e, --env-file).
@@ -711,10 +709,11 @@ void ContainerJob::stop() {
     std::error_code ec;
     std::filesystem::remove_all(*helper_dir_, ec);
   }
-  setup_.log("kiln", fmt::format("Containers removed in {} ms",
-                                 std::chrono::duration_cast<milliseconds>(
-                                     std::chrono::steady_clock::now() - begin)
-                                     .count()));
+  setup_.log(
+      "kiln",
+      fmt::format("Containers removed in {} ms",
+                  std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - begin)
+                      .count()));
 }
 
 void ContainerJob::remove_in_parallel(const std::vector<std::string>& names) {

@@ -139,7 +139,7 @@ Result<container::ContainerOptions> ContainerJob::options_for(const workflow::Co
 }
 
 Result<ContainerJob::Prepared> ContainerJob::prepare_service(const std::string& key,
-                                                            const workflow::Container& spec) {
+                                                             const workflow::Container& spec) {
   Prepared prepared;
   prepared.key = key;
   prepared.spec = &spec;
