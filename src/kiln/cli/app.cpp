@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   add_run_command(app, exit_code);
   add_validate_command(app, exit_code);
+  add_images_command(app, exit_code);
   add_runs_command(app, exit_code);
   add_logs_command(app, exit_code);
   add_hipcheck_command(app, exit_code);

@@ -13,6 +13,7 @@ int main(int argc, char** argv);
 // `exit_code`; the adder keeps whatever options it needs alive in static or heap storage.
 void add_run_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
+void add_images_command(CLI::App& app, int& exit_code);
 void add_runs_command(CLI::App& app, int& exit_code);
 void add_logs_command(CLI::App& app, int& exit_code);
 void add_hipcheck_command(CLI::App& app, int& exit_code);

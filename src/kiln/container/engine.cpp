@@ -144,10 +144,13 @@ Result<ImageInfo> EngineCli::ensure_image(const std::string& image, PullPolicy p
                                           std::chrono::milliseconds pull_timeout) {
   ImageInfo info;
   info.reference = image;
-  // Both engines print "ID DIGESTS" for an image they have, and fail for one they do not.
+  // Both engines print "ID DIGESTS" and the image's ENV (a line each) for an image they have,
+  // and fail for one they do not.
   auto inspect = [&]() {
-    return run({"image", "inspect", "--format", "{{.Id}} {{join .RepoDigests \",\"}}", image},
-               std::chrono::seconds(60));
+    return run(
+        {"image", "inspect", "--format",
+         "{{.Id}} {{join .RepoDigests \",\"}}\n{{range .Config.Env}}{{println .}}{{end}}", image},
+        std::chrono::seconds(60));
   };
   auto local =
       policy == PullPolicy::always ? Result<std::string>(std::unexpected(Error{})) : inspect();
@@ -179,18 +182,47 @@ Result<ImageInfo> EngineCli::ensure_image(const std::string& image, PullPolicy p
     local = inspect();
     if (!local) return std::unexpected(local.error());
   }
-  auto space = local->find(' ');
-  info.id = local->substr(0, space);
+  std::string first = local->substr(0, local->find('\n'));
+  auto space = first.find(' ');
+  info.id = first.substr(0, space);
   if (space != std::string::npos) {
-    std::string digests = local->substr(space + 1);
-    info.digest = digests.substr(0, digests.find(','));
+    // An image tagged under several names has a digest per repository: the one of the
+    // reference's own repository, else the first.
+    std::string digests = first.substr(space + 1);
+    std::string repository = image.substr(0, image.find('@'));
+    if (auto colon = repository.rfind(':');
+        colon != std::string::npos && repository.find('/', colon) == std::string::npos)
+      repository.erase(colon);
+    std::size_t start = 0;
+    while (start < digests.size()) {
+      auto end = digests.find(',', start);
+      if (end == std::string::npos) end = digests.size();
+      std::string digest = digests.substr(start, end - start);
+      if (info.digest.empty()) info.digest = digest;
+      if (digest.starts_with(repository + "@") || digest.ends_with("/" + repository) ||
+          digest.find("/" + repository + "@") != std::string::npos) {
+        info.digest = digest;
+        break;
+      }
+      start = end + 1;
+    }
+  }
+  for (std::size_t start = first.size() + 1; start < local->size();) {
+    auto end = local->find('\n', start);
+    if (end == std::string::npos) end = local->size();
+    if (end > start) info.env.push_back(local->substr(start, end - start));
+    start = end + 1;
   }
   if (!info.id.empty() && info.id.find(':') == std::string::npos) info.id = "sha256:" + info.id;
   return info;
 }
 
 std::vector<std::string> EngineCli::run_args(const RunSpec& spec) const {
-  std::vector<std::string> args{"run", "-d", "--name", spec.name};
+  std::vector<std::string> args{"run"};
+  if (spec.detach) args.push_back("-d");
+  if (spec.remove_on_exit) args.push_back("--rm");
+  args.push_back("--name");
+  args.push_back(spec.name);
   auto labels = label_args(spec.owner);
   args.insert(args.end(), labels.begin(), labels.end());
   if (spec.network) {
@@ -235,6 +267,22 @@ Result<std::string> EngineCli::start(const RunSpec& spec) const {
     for (const auto& [key, value] : spec.env) (*env)[key] = value;
   }
   return run(run_args(spec), std::chrono::minutes(2), env);
+}
+
+Result<core::Subprocess> EngineCli::spawn_attached(const RunSpec& spec) const {
+  core::SpawnOptions options;
+  options.argv = {engine_.program.string()};
+  auto args = run_args(spec);
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  if (!spec.env_keys.empty()) {
+    options.env = core::current_environment();
+    for (const auto& [key, value] : spec.env) (*options.env)[key] = value;
+  }
+  options.output = core::OutputMode::merged;
+  auto spawned = core::Subprocess::spawn(std::move(options));
+  if (!spawned)
+    return fail(ErrorCode::io_error, "{} run: {}", engine_.name(), spawned.error().message);
+  return spawned;
 }
 
 Result<std::string> EngineCli::create_network(const std::string& name, const Owner& owner) const {

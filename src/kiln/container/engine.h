@@ -56,10 +56,11 @@ std::vector<std::string> label_args(const Owner& owner);
 
 // An image as the engine resolved it.
 struct ImageInfo {
-  std::string reference;  // as the workflow wrote it
-  std::string id;         // "sha256:…", the local image id
-  std::string digest;     // "registry/name@sha256:…" when the image came from a registry
-  bool pulled = false;    // pulled by this call
+  std::string reference;         // as the workflow wrote it
+  std::string id;                // "sha256:…", the local image id
+  std::string digest;            // "registry/name@sha256:…" when the image came from a registry
+  bool pulled = false;           // pulled by this call
+  std::vector<std::string> env;  // the image's ENV, "KEY=VALUE" each
 };
 
 // True for a tag that can move under the same name: none (":latest" implied) or "latest".
@@ -81,6 +82,10 @@ struct RunSpec {
   std::vector<std::string> options;  // policy-checked (options.h), GPU flags included
   std::optional<std::string> entrypoint;
   std::vector<std::string> command;  // after the image
+  // `run -d` returns once the container runs; attached (false), `run` lasts as long as the
+  // container does (spawn_attached).
+  bool detach = true;
+  bool remove_on_exit = false;  // --rm: the engine removes the container when it exits
 };
 
 class EngineCli {
@@ -105,10 +110,15 @@ class EngineCli {
                                  const std::optional<std::filesystem::path>& authfile = {},
                                  std::chrono::milliseconds pull_timeout = std::chrono::minutes(10));
 
-  // The argv (after the program) of `run -d` for a spec.
+  // The argv (after the program) of `run` for a spec.
   std::vector<std::string> run_args(const RunSpec& spec) const;
-  // Starts a container; returns its id.
+  // Starts a container (`run -d`); returns its id.
   Result<std::string> start(const RunSpec& spec) const;
+  // Spawns `run` of an attached spec (detach false) as a child process, stdout and stderr
+  // merged: it creates and starts the container and ends when the container has exited (and,
+  // with remove_on_exit, has been removed) — one engine process for the container's whole
+  // life, where `run -d` and `rm -f` take two.
+  Result<core::Subprocess> spawn_attached(const RunSpec& spec) const;
 
   Result<std::string> create_network(const std::string& name, const Owner& owner) const;
   // Forced removal (a running container is killed at once); missing objects are not errors.

@@ -128,6 +128,41 @@ TEST(EngineCli, RunArgsCarryLabelsInitMountsAndOptions) {
                           "--entrypoint", "tail", "localhost/kiln-test:1", "-f", "/dev/null"));
 }
 
+TEST(EngineCli, AttachedRunArgsHaveNoDetachAndRemoveOnExit) {
+  FakeRunner fake;
+  EngineCli cli(podman(), fake.runner());
+  RunSpec spec;
+  spec.name = "n";
+  spec.image = "i:1";
+  spec.init = false;
+  spec.detach = false;
+  spec.remove_on_exit = true;
+  EXPECT_THAT(cli.run_args(spec),
+              ElementsAre("run", "--rm", "--name", "n", "--label", "kiln.run=", "--label",
+                          "kiln.job=", "--label", "kiln.owner-pid=0", "--label",
+                          "kiln.owner-start=0", "--label", "kiln.owner-host=", "i:1"));
+}
+
+TEST(EngineCli, EnsureImageReadsTheImagesEnvironment) {
+  FakeRunner fake;
+  fake.answers = {ok("sha256:abc reg/x@sha256:def\nPATH=/opt/bin:/bin\nLANG=C.UTF-8\n")};
+  EngineCli cli(podman(), fake.runner());
+  auto info = cli.ensure_image("reg/x:1", PullPolicy::missing);
+  ASSERT_TRUE(info) << info.error().message;
+  EXPECT_EQ(info->id, "sha256:abc");
+  EXPECT_EQ(info->digest, "reg/x@sha256:def");
+  EXPECT_THAT(info->env, ElementsAre("PATH=/opt/bin:/bin", "LANG=C.UTF-8"));
+}
+
+TEST(EngineCli, EnsureImageTakesTheDigestOfItsOwnRepository) {
+  FakeRunner fake;
+  fake.answers = {ok("sha256:abc other/y@sha256:1,localhost:5000/x@sha256:2\n")};
+  EngineCli cli(podman(), fake.runner());
+  auto info = cli.ensure_image("localhost:5000/x:1", PullPolicy::missing);
+  ASSERT_TRUE(info) << info.error().message;
+  EXPECT_EQ(info->digest, "localhost:5000/x@sha256:2");
+}
+
 TEST(EngineCli, EnsureImageMissingPullsThenInspects) {
   FakeRunner fake;
   fake.answers = {failed("Error: no such image"), ok(""), ok("sha256:abc reg/x@sha256:def,o\n")};

@@ -21,6 +21,9 @@
 // Wire format, client → server: one byte carrying the two descriptors, then a 4-byte length
 // and a body of NUL-terminated strings: DIR, then "argc", ARGV..., then ENV... (to the end).
 // Then, at any time, one byte per signal to forward. Server → client: 4 bytes, the wait status.
+// A connection whose first byte is 'q' and carries no descriptors asks the server to exit (kiln
+// at the end of the job): the container's init then exits, and the engine removes the
+// container without the kill and wait of `rm -f` (docs/performance.md, "Container jobs: start").
 
 #include <errno.h>
 #include <fcntl.h>
@@ -111,6 +114,10 @@ void handle(int connection) {
   for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
       memcpy(fds, CMSG_DATA(c), sizeof fds);
+  if (fds[0] < 0 && fds[1] < 0 && byte == 'q') {
+    kill(getppid(), SIGTERM);
+    _exit(0);
+  }
   if (fds[0] < 0 || fds[1] < 0) _exit(1);
   uint32_t length = 0;
   if (!read_all(connection, &length, sizeof length) || length > (64u << 20)) _exit(1);
@@ -216,6 +223,12 @@ int serve(const char* path) {
   }
   signal(SIGCHLD, SIG_IGN);  // handlers are reaped by the kernel
   signal(SIGPIPE, SIG_IGN);
+  // A quit request (above); a handler of its own, since as PID 1 (no --init) the default
+  // action would ignore it.
+  struct sigaction quit{};
+  quit.sa_handler = [](int) { _exit(0); };
+  sigemptyset(&quit.sa_mask);
+  sigaction(SIGTERM, &quit, nullptr);
   while (true) {
     int connection = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (connection < 0) {

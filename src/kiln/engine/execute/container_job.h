@@ -7,10 +7,13 @@
 //      ports, volumes and options; then every service with a --health-cmd is waited for until
 //      healthy, bounded by its health settings; a service that stays unhealthy fails the job
 //      with its last log lines;
-//   4. the job container: image, `run -d --init` with the job directory (workspace, temp,
+//   4. the job container: image, `run --init` with the job directory (workspace, temp,
 //      event file) bind-mounted at the same path as on the host, the container's env and
-//      volumes, the policy-checked options, the job's GPU grant as device flags, kept alive by
-//      `tail -f /dev/null` as GitHub's runner does;
+//      volumes, the policy-checked options, the job's GPU grant as device flags; its entry
+//      point is the step helper (with podman an attached `run --rm`, removed when the helper is
+//      told to exit), else `tail -f /dev/null` as GitHub's runner does (`run -d`);
+//   The services and the job container start in parallel (3 and 4) once the network exists,
+//   while the sweep (1) runs in the background; each phase's time goes to the log;
 //   5. steps: the job's StepLauncher runs each `run:` step's shell in the job container
 //      (exec/step_launcher.h), so step semantics are the host's: through the step helper
 //      (container/helper/step_helper.cpp, the container's entry point, a few ms a step) when
@@ -23,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +92,14 @@ class ContainerJob {
   // Removes the containers and the network; idempotent.
   void stop();
 
+  // How long each phase of start() took, in the order they ended (docs/performance.md,
+  // "Container jobs: start"): the same list is logged as one line when start() ends.
+  struct Phase {
+    std::string name;
+    std::chrono::milliseconds took{};
+  };
+  std::vector<Phase> phases() const;
+
   class Launcher;
 
  private:
@@ -96,33 +108,76 @@ class ContainerJob {
     std::string name;
     container::ImageInfo image;
     std::map<std::string, std::string> ports;  // container port → host port
+    bool created = false;  // the engine was asked to create it: stop() removes it
   };
+  // A container with every expression evaluated and every option checked (prepare_*, one
+  // thread), ready to be started (launch_*, one thread each: services start in parallel).
+  struct Prepared {
+    std::string key;  // "" for the job container
+    const workflow::Container* spec = nullptr;
+    std::optional<std::pair<std::string, std::string>> credentials;  // user, password
+    container::ContainerOptions options;
+    container::RunSpec run;
+    std::optional<std::filesystem::path> helper;  // the job container's step helper
+    std::filesystem::path socket;
+    bool has_kiln = false;
+    bool sets_env = false;  // the options set variables (-e, --env-file): PATH is inspected
+  };
+  struct Attached;  // the job container's attached `run` process (container_job.cpp)
+
   // The options of `spec`, evaluated, policy-checked, forced and adapted to this host
   // (container/host_options.h); what Kiln changed goes to the log, prefixed by `what`.
   Result<container::ContainerOptions> options_for(const workflow::Container& spec,
                                                   std::string_view what);
   // The grant's device flags (none for simulated GPUs) and what became of the options' own.
   void add_gpu_flags(const container::ContainerOptions& options, std::vector<std::string>& args);
-  Status start_service(const std::string& key, const workflow::Container& spec);
-  Status start_job_container(const workflow::Container& spec);
+  Status start_containers();
+  Result<Prepared> prepare_service(const std::string& key, const workflow::Container& spec);
+  Result<Prepared> prepare_job_container(const workflow::Container& spec);
+  // Evaluates what every container shares: image, env, volumes, ports, options.
+  Status prepare_common(Prepared& prepared, std::string_view what);
+  Status launch_service(Prepared& prepared, Started& started);
+  Status launch_job_container(Prepared& prepared);
+  // The job container as an attached `podman run --rm` (its removal is the helper's exit);
+  // returns its image, inspected while it starts.
+  Result<container::ImageInfo> launch_attached(Prepared& prepared);
   Status wait_healthy(const Started& service, const container::ContainerOptions& options);
-  Result<container::ImageInfo> image_for(const workflow::Container& spec, const std::string& image);
+  Result<container::ImageInfo> image_for(const Prepared& prepared);
   Result<std::string> evaluate(const workflow::Text& text) const;
   // kiln-step-helper beside the kiln binary (or $KILN_STEP_HELPER; "off": none).
   std::optional<std::filesystem::path> step_helper_path() const;
   Status wait_for_helper(const std::string& name, const std::filesystem::path& socket);
+  // Ends the attached job container: the helper is asked to exit, then the engine's `run`
+  // is waited for (it removes the container); `rm -f` when that does not end it.
+  void stop_attached();
+  void remove_in_parallel(const std::vector<std::string>& names);
   std::string object_name(std::string_view what) const;
+  // Runs `work` and records its duration as phase `name`.
+  template <typename Work>
+  auto timed(std::string name, Work&& work) {
+    const auto begin = std::chrono::steady_clock::now();
+    auto result = work();
+    note_phase(std::move(name), std::chrono::steady_clock::now() - begin);
+    return result;
+  }
+  void note_phase(std::string name, std::chrono::steady_clock::duration took);
+  // "WHAT in N ms: PHASE N ms, ..." to the job's log.
+  void log_phases(std::string_view what, std::chrono::steady_clock::duration took);
 
   ContainerJobSetup setup_;
   std::unique_ptr<container::EngineCli> cli_;
   std::optional<std::string> network_;
   std::vector<Started> services_;
   std::optional<Started> job_container_;
+  std::unique_ptr<Attached> attached_;
   std::string container_path_;
   std::optional<std::filesystem::path> helper_dir_;  // the helper's socket directory
+  std::filesystem::path helper_socket_;
   std::unique_ptr<Launcher> launcher_;
   std::string suffix_;
   bool stopped_ = false;
+  mutable std::mutex phases_mutex_;  // services start in parallel
+  std::vector<Phase> phases_;
 };
 
 // A Go-style duration as the engines take it ("1s", "500ms", "1m30s", "2h"); nullopt when it is

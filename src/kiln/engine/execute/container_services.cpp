@@ -84,9 +84,8 @@ std::optional<milliseconds> parse_duration(std::string_view text) {
   return milliseconds(static_cast<long long>(total));
 }
 
-Result<container::ImageInfo> ContainerJob::image_for(const workflow::Container& spec,
-                                                     const std::string& image) {
-  if (image.empty()) return fail_at(spec.image.where, "the container image is empty");
+Result<container::ImageInfo> ContainerJob::image_for(const Prepared& prepared) {
+  const std::string& image = prepared.run.image;
   if (container::is_mutable_tag(image))
     setup_.log("warning",
                fmt::format("image '{}' has a mutable tag: pin a version (or a digest) so that "
@@ -94,9 +93,8 @@ Result<container::ImageInfo> ContainerJob::image_for(const workflow::Container& 
                            image));
   std::optional<std::filesystem::path> authfile;
   std::filesystem::path auth_dir;
-  if (spec.credentials) {
-    KILN_TRY(auto user, evaluate(spec.credentials->username));
-    KILN_TRY(auto password, evaluate(spec.credentials->password));
+  if (prepared.credentials) {
+    const auto& [user, password] = *prepared.credentials;
     // Outside the job directory, which the container sees; removed right after the pull.
     char dir_template[] = "/tmp/kiln-auth-XXXXXX";
     if (mkdtemp(dir_template) == nullptr)
@@ -116,7 +114,7 @@ Result<container::ImageInfo> ContainerJob::image_for(const workflow::Container& 
   }
   if (!info) {
     auto error = info.error();
-    error.where = spec.image.where;
+    error.where = prepared.spec->image.where;
     return std::unexpected(error);
   }
   setup_.log("kiln", fmt::format("Image {}: {}{}{}", image, info->id,
@@ -140,46 +138,34 @@ Result<container::ContainerOptions> ContainerJob::options_for(const workflow::Co
   return options;
 }
 
-Status ContainerJob::start_service(const std::string& key, const workflow::Container& spec) {
-  KILN_TRY(auto image, evaluate(spec.image));
-  KILN_TRY(auto options, options_for(spec, fmt::format("service {}", key)));
-  KILN_TRY(auto info, image_for(spec, image));
-  container::RunSpec run;
+Result<ContainerJob::Prepared> ContainerJob::prepare_service(const std::string& key,
+                                                             const workflow::Container& spec) {
+  Prepared prepared;
+  prepared.key = key;
+  prepared.spec = &spec;
+  KILN_TRY_VOID(prepare_common(prepared, fmt::format("service {}", key)));
+  auto& run = prepared.run;
   run.name = object_name(key);
-  run.image = image;
-  run.owner = setup_.owner;
   // --network host (allowed by the host config): the host's network, not the job's.
-  if (!options.host_network) run.network = network_;
+  if (!prepared.options.host_network) run.network = network_;
   run.network_aliases = {key};
-  for (const auto& [name, text] : spec.env) {
-    KILN_TRY(auto value, evaluate(text));
-    run.env_keys.push_back(name);
-    run.env[name] = value;
-  }
-  for (const auto& volume : spec.volumes) {
-    KILN_TRY(auto value, evaluate(volume));
-    if (auto why = container::refused_volume(value))
-      return fail_at(volume.where, "volume '{}' is refused: {}", value, *why);
-    run.volumes.push_back(value);
-  }
-  for (const auto& port : spec.ports) {
-    KILN_TRY(auto value, evaluate(port));
-    run.ports.push_back(value);
-  }
-  run.init = !options.sets_init;
-  run.options = options.args;
-  auto ulimits = container::default_ulimit_args(options.sets_nofile, options.sets_nproc);
-  run.options.insert(run.options.end(), ulimits.begin(), ulimits.end());
-  if (options.gpus || !options.dropped_devices.empty())
+  if (prepared.options.gpus || !prepared.options.dropped_devices.empty())
     setup_.log("warning", fmt::format("service '{}': GPU options are ignored: services get no "
                                       "GPU, only the job container gets the job's grant",
                                       key));
-  setup_.log("kiln", fmt::format("Starting service {} ({})", key, image));
-  // Recorded before the start: a container that was created but failed to start is removed too.
-  services_.push_back(Started{key, run.name, info, {}});
+  return prepared;
+}
+
+// In a thread of its own (start_containers): `started` is this service's record alone.
+Status ContainerJob::launch_service(Prepared& prepared, Started& started) {
+  const auto& run = prepared.run;
+  KILN_TRY(started.image, image_for(prepared));
+  setup_.log("kiln", fmt::format("Starting service {} ({})", prepared.key, run.image));
+  // Marked before the start: a container that was created but failed to start is removed too.
+  started.created = true;
   KILN_TRY_VOID(cli_->start(run));
-  if (options.has_health_cmd && !options.no_healthcheck)
-    KILN_TRY_VOID(wait_healthy(services_.back(), options));
+  if (prepared.options.has_health_cmd && !prepared.options.no_healthcheck)
+    KILN_TRY_VOID(wait_healthy(started, prepared.options));
   // Published ports: "5432/tcp -> 0.0.0.0:49153" per line.
   if (!run.ports.empty()) {
     if (auto text = cli_->run({"port", run.name})) {
@@ -190,7 +176,7 @@ Status ContainerJob::start_service(const std::string& key, const workflow::Conta
         if (arrow == std::string::npos) continue;
         std::string inner = line.substr(0, line.find('/'));
         std::string outer = line.substr(line.rfind(':') + 1);
-        services_.back().ports.emplace(inner, outer);
+        started.ports.emplace(inner, outer);
       }
     }
   }
