@@ -64,4 +64,66 @@ kiln bench bisect -C "$repo" "$good" "$bad" --job lint --store "$ITEST_DIR/bisec
 expect_rc 2 "a job without benchmark results is bad input"
 expect_contains "$ERR" "job 'lint' at" "naming the job"
 
+# On GPUs: every commit is measured on the bad run's GPU. The bad commit ran on a host whose only
+# GPU was H200 "A"; the bisection runs on a host with an A100 as GPU 0 and H200 "A" as GPU 1, so an
+# unpinned job would take the A100.
+gpu_a="GPU-aaaaaaaa-0000-0000-0000-00000000000a"
+cat >"$ITEST_DIR/bad-host.json" <<EOF_JSON
+{"gpus": [{"vendor": "nvidia", "model": "NVIDIA H200", "arch": "sm_90", "memory_mib": 143771,
+           "uuid": "$gpu_a"}]}
+EOF_JSON
+cat >"$ITEST_DIR/bisect-host.json" <<EOF_JSON
+{"gpus": [{"vendor": "nvidia", "model": "NVIDIA A100-SXM4-80GB", "arch": "sm_80", "memory_mib": 81920,
+           "uuid": "GPU-bbbbbbbb-0000-0000-0000-00000000000b"},
+          {"vendor": "nvidia", "model": "NVIDIA H200", "arch": "sm_90", "memory_mib": 143771,
+           "uuid": "$gpu_a"}]}
+EOF_JSON
+gpu_repo="$ITEST_DIR/gpu-repo"
+make_repo "$gpu_repo"
+cp "$repo/bench.py" "$gpu_repo/"
+write_workflow "$gpu_repo" bench.yml <<'EOF_YML'
+on: push
+jobs:
+  bench:
+    runs-on: [self-hosted, linux, "gpu:1"]
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          python3 bench.py results.json
+          echo results.json >> "$KILN_BENCHMARKS"
+EOF_YML
+for i in 1 2 3 4; do
+  if ((i < 3)); then echo 100 >"$gpu_repo/level.txt"; else echo 120 >"$gpu_repo/level.txt"; fi
+  echo "$i" >"$gpu_repo/change.txt"
+  commit_all "$gpu_repo" "gpu change $i"
+done
+gpu_good="$(git -C "$gpu_repo" log --format=%H --grep='^gpu change 1$')"
+gpu_culprit="$(git -C "$gpu_repo" log --format=%H --grep='^gpu change 3$')"
+gpu_bad="$(git -C "$gpu_repo" rev-parse HEAD)"
+kiln run -C "$gpu_repo" --job bench --store "$ITEST_DIR/gpu.db" --simulate-gpus "$ITEST_DIR/bad-host.json"
+expect_rc 0 "the bad commit's job runs on H200 A"
+kiln bench bisect -C "$gpu_repo" "$gpu_good" "$gpu_bad" --job bench --store "$ITEST_DIR/gpu.db" \
+  --simulate-gpus "$ITEST_DIR/bisect-host.json" --json
+expect_rc 0 "the bisection on GPUs succeeds"
+expect_json 'd["first_bad"]' "$gpu_culprit" "and names the commit that made it slower"
+expect_contains "$ERR" "kiln: bisect: on the GPUs of run 1 (NVIDIA H200, driver simulated)" \
+  "the bisection says it runs on the bad run's GPUs"
+gpus_of_runs() {  # the UUIDs of the bench jobs of every run but the first
+  python3 - "$ITEST_DIR/gpu.db" <<'EOF_PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT extra FROM jobs WHERE workflow_job_id = 'bench' AND run_id > 1 ORDER BY id")
+print(sorted({g["uuid"] for (extra,) in rows for g in json.loads(extra).get("gpus", [])}))
+EOF_PY
+}
+expect_eq() { if [[ "$1" == "$2" ]]; then pass "$3"; else fail "$3: got '$1', want '$2'"; fi; }
+expect_eq "$(gpus_of_runs)" "['$gpu_a']" "every commit was measured on H200 A, never on the A100"
+kiln bench bisect -C "$repo" "$good" "$bad" --job bench --store "$ITEST_DIR/bisect.db"
+expect_contains "$ERR" "no stored run of 'bench' at $bad held GPUs" \
+  "without a stored GPU run of BAD it says its runs are not pinned"
+kiln run -C "$gpu_repo" --job bench --store "$ITEST_DIR/pin.db" --simulate-gpus "$ITEST_DIR/bisect-host.json" \
+  --pin-gpu-model "NVIDIA H100 80GB HBM3"
+expect_rc 1 "kiln run pinned to a model the host lacks fails the GPU job"
+expect_contains "$OUT$ERR" "0 GPU(s) of the bisected testbed" "and says why"
+
 itest_end

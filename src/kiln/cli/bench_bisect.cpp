@@ -1,10 +1,11 @@
 // kiln bench bisect GOOD BAD --job JOB [--benchmark NAME]: the first commit between a good and
 // a bad run at which a benchmark got slower. Each commit it looks at is checked out in a
-// worktree of its own and its job run with `kiln run --job` on this host (so on the same
-// testbed: the same labels, GPU model and driver), the benchmark's level read from the job's
-// perf gate; a commit is bad when its level is nearer the bad level than the good one, and it
-// is measured again (up to --repeat times) while it sits near the middle. docs/perf-gate.md.
+// worktree of its own and its job run with `kiln run --job` on this host, pinned to the GPU
+// model, driver and GPUs of the bad commit's stored run of the job, the benchmark's level read from
+// the job's perf gate; a commit is bad when its level is nearer the bad level than the good one,
+// and it is measured again (up to --repeat times) while it sits near the middle. docs/perf-gate.md.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "kiln/cli/app.h"
@@ -25,6 +27,7 @@ namespace {
 struct BisectArgs {
   std::string directory = ".";
   std::string good, bad, job, benchmark, metric, store, simulate_gpus;
+  std::vector<std::string> pin;  // kiln run's --pin-gpu-* arguments: the bad run's GPUs
   int repeat = 3;
   double threshold = 5;
   bool json = false;
@@ -67,6 +70,7 @@ Status measure(const BisectArgs& args, const std::filesystem::path& scratch, Com
                                    "--json"};
   if (!args.store.empty()) argv.insert(argv.end(), {"--store", args.store});
   if (!args.simulate_gpus.empty()) argv.insert(argv.end(), {"--simulate-gpus", args.simulate_gpus});
+  argv.insert(argv.end(), args.pin.begin(), args.pin.end());
   auto output = core::run_command(argv, {}, std::nullopt, std::chrono::hours(6));
   (void)git(args, {"worktree", "remove", "--force", tree.string()});
   (void)git(args, {"branch", "-D", "--quiet", branch});
@@ -105,7 +109,53 @@ Status measure(const BisectArgs& args, const std::filesystem::path& scratch, Com
               commit.sha.substr(0, 10));
 }
 
-int bisect(const BisectArgs& args) {
+// The GPUs the job held in the newest stored run of `sha`, as kiln run's --pin-gpu-model,
+// --pin-gpu-driver and --pin-gpu-uuid arguments, so that every commit is measured on the bad
+// run's testbed (the same model and driver; the same GPUs when this host has them). Empty when
+// no stored run of the job at `sha` held GPUs.
+std::vector<std::string> pin_of_bad_run(const BisectArgs& args, const std::string& sha) {
+  std::optional<std::filesystem::path> path;
+  if (!args.store.empty()) path = args.store;
+  auto store = open_store(path, args.directory);
+  if (!store) return {};
+  store::RunQuery query;
+  query.limit = 0;
+  auto runs = (*store)->list_runs(query);
+  if (!runs) return {};
+  for (const auto& run : *runs) {  // newest first
+    if (run.sha != sha) continue;
+    auto jobs = (*store)->list_jobs(run.id);
+    if (!jobs) continue;
+    for (const auto& job : *jobs) {
+      if (job.workflow_job_id != args.job && job.key != args.job) continue;
+      if (!job.extra.is_object() || !job.extra.contains("gpus") || !job.extra["gpus"].is_array() ||
+          job.extra["gpus"].empty())
+        continue;
+      std::vector<std::string> pin;
+      std::vector<std::string> models;
+      std::string driver;
+      for (const auto& gpu : job.extra["gpus"]) {
+        if (!gpu.is_object()) continue;
+        const std::string model = text(gpu, "model"), uuid = text(gpu, "uuid");
+        if (!model.empty() && std::find(models.begin(), models.end(), model) == models.end()) {
+          models.push_back(model);
+          pin.insert(pin.end(), {"--pin-gpu-model", model});
+        }
+        if (!uuid.empty()) pin.insert(pin.end(), {"--pin-gpu-uuid", uuid});
+        if (driver.empty()) driver = text(gpu, "driver");
+      }
+      if (!driver.empty()) pin.insert(pin.end(), {"--pin-gpu-driver", driver});
+      fmt::print(
+          stderr, "kiln: bisect: on the GPUs of run {} ({}{}{})\n", run.id, fmt::join(models, ", "),
+          driver.empty() ? "" : ", driver " + driver,
+          job.extra["gpus"].size() == 1 ? "" : fmt::format(", {} GPUs", job.extra["gpus"].size()));
+      return pin;
+    }
+  }
+  return {};
+}
+
+int bisect(BisectArgs args) {
   auto good = git(args, {"rev-parse", "--verify", "--quiet", args.good + "^{commit}"});
   auto bad = git(args, {"rev-parse", "--verify", "--quiet", args.bad + "^{commit}"});
   if (!good || !bad)
@@ -118,6 +168,12 @@ int bisect(const BisectArgs& args) {
     return report_error({ErrorCode::invalid_input,
                          fmt::format("{} is not an ancestor of {}", args.good, args.bad),
                          {}});
+  args.pin = pin_of_bad_run(args, *bad);
+  if (args.pin.empty())
+    fmt::print(stderr,
+               "kiln: bisect: no stored run of '{}' at {} held GPUs: its runs are not pinned to a "
+               "testbed\n",
+               args.job, args.bad);
   std::vector<Commit> commits = {{.sha = *good, .subject = "", .levels = {}, .runs = {}}};
   std::size_t start = 0;
   while (start < between->size()) {

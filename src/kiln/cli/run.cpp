@@ -35,6 +35,9 @@ struct RunArgs {
   bool dry_run = false, json = false, verbose = false, keep_workspaces = false, keep_failed = false;
   std::string store;
   std::string simulate_gpus;
+  // --pin-gpu-model/--pin-gpu-driver/--pin-gpu-uuid: engine::RunOptions::gpu_pin.
+  std::vector<std::string> pin_models, pin_uuids;
+  std::string pin_driver;
   std::string config;
   std::string actions_mirror;
   std::string container_engine;
@@ -159,6 +162,9 @@ Result<engine::RunOptions> make_options(const RunArgs& args) {
   options.max_parallel = args.max_parallel;
   if (!args.store.empty()) options.store_path = args.store;
   if (!args.simulate_gpus.empty()) options.simulate_gpus = args.simulate_gpus;
+  if (!args.pin_models.empty() || !args.pin_uuids.empty() || !args.pin_driver.empty())
+    options.gpu_pin = engine::RunOptions::GpuPin{
+        .models = args.pin_models, .driver = args.pin_driver, .uuids = args.pin_uuids};
   options.keep_workspaces = args.keep_workspaces;
   KILN_TRY_VOID(apply_host_config(args.config, options));
   // --keep-failed, else KILN_KEEP_ON_FAILURE=1|true|yes.
@@ -338,6 +344,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("--simulate-gpus", args->simulate_gpus,
                   "place GPU jobs on this simulated inventory (JSON; docs/gpus.md)");
+  cmd->add_option("--pin-gpu-model", args->pin_models,
+                  "GPU jobs get only GPUs of this model (repeatable; kiln bench bisect pins its "
+                  "runs to the bad run's testbed)")
+      ->allow_extra_args(false);
+  cmd->add_option("--pin-gpu-driver", args->pin_driver,
+                  "GPU jobs get only GPUs with this driver version");
+  cmd->add_option("--pin-gpu-uuid", args->pin_uuids,
+                  "GPU jobs get only these GPUs when the host has them all (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--actions-mirror", args->actions_mirror,
                   "directory of other repositories' actions and reusable workflows, as "
                   "DIR/owner/repo@ref/ (default: $KILN_ACTIONS_MIRROR)");
