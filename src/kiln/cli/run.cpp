@@ -72,25 +72,25 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
                    {"kind", job.failure->kind},
                    {"exit_code", job.failure->exit_code},
                    {"last_lines", job.failure->last_lines}};
-      jobs.push_back({{"key", job.key},
-                      {"job", job.job_id},
-                      {"name", job.name},
-                      {"conclusion", store::to_string(job.conclusion)},
-                      {"reason", job.reason},
-                      {"failure", failure},
-                      {"failure_class",
-                       job.failure_class == store::FailureClass::none
-                           ? json(nullptr)
-                           : json(std::string(store::to_string(job.failure_class)))},
-                      {"failure_evidence", job.failure_evidence},
-                      {"order", job.order},
-                      {"duration_ms", job.duration.count()},
-                      {"matrix", job.matrix},
-                      {"labels", job.labels},
-                      {"outputs", outputs},
-                      {"steps", steps},
-                      {"perf", job.perf},
-                      {"gpu", job.gpu}});
+      jobs.push_back(
+          {{"key", job.key},
+           {"job", job.job_id},
+           {"name", job.name},
+           {"conclusion", store::to_string(job.conclusion)},
+           {"reason", job.reason},
+           {"failure", failure},
+           {"failure_class", job.failure_class == store::FailureClass::none
+                                 ? json(nullptr)
+                                 : json(std::string(store::to_string(job.failure_class)))},
+           {"failure_evidence", job.failure_evidence},
+           {"order", job.order},
+           {"duration_ms", job.duration.count()},
+           {"matrix", job.matrix},
+           {"labels", job.labels},
+           {"outputs", outputs},
+           {"steps", steps},
+           {"perf", job.perf},
+           {"gpu", job.gpu}});
     }
     return json{{"id", run.run_id},
                 {"workflow", run.workflow_path.string()},

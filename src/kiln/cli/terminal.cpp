@@ -140,7 +140,8 @@ void TerminalObserver::draw_status_locked() {
 void print_summary(std::FILE* out, const engine::RunReport& report, bool colour) {
   for (const auto& [workflow, reason] : report.not_triggered)
     fmt::print(out, "kiln: {} not triggered: {}\n", workflow, reason);
-  // An automatic retry's earlier attempts stay visible: each failed attempt, with its jobs' classes.
+  // An automatic retry's earlier attempts stay visible: each failed attempt, with its jobs'
+  // classes.
   for (const auto& run : report.retried) {
     fmt::print(out, "\n{} — run {} (attempt {}) {}, retried automatically\n", run.workflow_name,
                run.run_id, run.attempt,

@@ -548,10 +548,10 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(root, "kiln.yml",
-                                 {"host_store", "labels", "gpus", "containers", "debug", "serve",
-                                  "hipcheck", "actions", "jobs", "host_store_password_file",
-                                  "retry"}));
+    KILN_TRY_VOID(
+        reader.mapping(root, "kiln.yml",
+                       {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck",
+                        "actions", "jobs", "host_store_password_file", "retry"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     if (auto actions = root["actions"]; actions && !actions.IsNull()) {

@@ -127,18 +127,17 @@ TEST(HostConfig, RetryByFailureClass) {
   using store::FailureClass;
   auto defaults = parse_host_config("", "kiln.yml");
   ASSERT_TRUE(defaults);
-  EXPECT_EQ(defaults->retry, (std::map<FailureClass, int>{{FailureClass::gpu_fault, 1},
-                                                          {FailureClass::infra, 1}}));
+  EXPECT_EQ(defaults->retry,
+            (std::map<FailureClass, int>{{FailureClass::gpu_fault, 1}, {FailureClass::infra, 1}}));
   auto config = parse_host_config("retry:\n  gpu-fault: 2\n  oom: 1\n  infra: 0\n", "kiln.yml");
   ASSERT_TRUE(config) << config.error().to_string();
-  EXPECT_EQ(config->retry, (std::map<FailureClass, int>{
-                               {FailureClass::gpu_fault, 2}, {FailureClass::oom, 1},
-                               {FailureClass::infra, 0}}));
-  for (auto [text, words] :
-       {std::pair{"retry:\n  code: 1\n", "never retried automatically"},
-        std::pair{"retry:\n  gpu-fault: 6\n", "from 0 to 5"},
-        std::pair{"retry:\n  infra: once\n", "from 0 to 5"},
-        std::pair{"retry:\n  flaky: 1\n", "unknown key 'flaky'"}}) {
+  EXPECT_EQ(config->retry,
+            (std::map<FailureClass, int>{
+                {FailureClass::gpu_fault, 2}, {FailureClass::oom, 1}, {FailureClass::infra, 0}}));
+  for (auto [text, words] : {std::pair{"retry:\n  code: 1\n", "never retried automatically"},
+                             std::pair{"retry:\n  gpu-fault: 6\n", "from 0 to 5"},
+                             std::pair{"retry:\n  infra: once\n", "from 0 to 5"},
+                             std::pair{"retry:\n  flaky: 1\n", "unknown key 'flaky'"}}) {
     auto bad = parse_host_config(text, "kiln.yml");
     ASSERT_FALSE(bad) << text;
     EXPECT_EQ(bad.error().where.line, 2) << text;

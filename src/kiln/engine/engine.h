@@ -167,9 +167,9 @@ struct JobSummary {
 
 struct WorkflowRunSummary {
   std::int64_t run_id = 0;
-  int attempt = 1;               // github.run_attempt
-  std::int64_t retry_of = 0;     // the earlier attempt this automatic retry ran again, or 0
-  std::string retry_reason;      // why it was retried: "GPU 0 (…): Xid 79 … (gpu-fault)"
+  int attempt = 1;            // github.run_attempt
+  std::int64_t retry_of = 0;  // the earlier attempt this automatic retry ran again, or 0
+  std::string retry_reason;   // why it was retried: "GPU 0 (…): Xid 79 … (gpu-fault)"
   std::filesystem::path workflow_path;
   std::string workflow_name;
   Conclusion conclusion = Conclusion::success;

@@ -219,9 +219,10 @@ Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserve
     while (!cancel_requested(options)) {
       auto why = retry_reason(last, options.retry, used);
       if (!why) break;
-      observer.warning(fmt::format("run {} (attempt {}) failed for the machine, not the code: "
-                                   "running its failed jobs again as attempt {} ({})",
-                                   last.run_id, last.attempt, last.attempt + 1, *why));
+      observer.warning(
+          fmt::format("run {} (attempt {}) failed for the machine, not the code: "
+                      "running its failed jobs again as attempt {} ({})",
+                      last.run_id, last.attempt, last.attempt + 1, *why));
       RunOptions again = options;
       again.rerun = RunOptions::Rerun{.run_id = last.run_id, .failed_only = true};
       again.workflows.reset();  // the earlier run's own workflow file

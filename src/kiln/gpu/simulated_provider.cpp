@@ -207,11 +207,11 @@ Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors
                           GpuSample* telemetry, bool& vanished) {
   std::string path = fmt::format("gpus[{}]", index);
   if (!entry.is_object()) return errors.at(path, "expected an object, got {}", type_name(entry));
-  KILN_TRY_VOID(check_keys(entry,
-                           {"vendor", "model", "memory_mib", "memory_used_mib", "arch", "uuid",
-                            "pci_bus_id", "numa_node", "processes", "faults", "telemetry",
-                            "inject"},
-                           path, errors));
+  KILN_TRY_VOID(
+      check_keys(entry,
+                 {"vendor", "model", "memory_mib", "memory_used_mib", "arch", "uuid", "pci_bus_id",
+                  "numa_node", "processes", "faults", "telemetry", "inject"},
+                 path, errors));
   GpuInfo gpu;
   gpu.index = index;
   KILN_TRY(gpu.vendor, get_string(entry, "vendor", path, errors, true));

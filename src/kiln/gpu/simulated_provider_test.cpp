@@ -176,9 +176,11 @@ TEST(SimulatedProvider, InjectsFaultsAndVanishingOnceTheFileExists) {
   auto spec = dir / "gpus.json";
   std::ofstream(spec) << R"({"gpus": [
     {"vendor": "nvidia", "model": "H100", "memory_mib": 1000,
-     "inject": {"when": ")" << xid.string() << R"(", "faults": ["Xid 79: GPU has fallen off the bus"]}},
+     "inject": {"when": ")"
+                      << xid.string() << R"(", "faults": ["Xid 79: GPU has fallen off the bus"]}},
     {"vendor": "nvidia", "model": "H100", "memory_mib": 1000,
-     "inject": {"when": ")" << gone.string() << R"(", "vanish": true}},
+     "inject": {"when": ")"
+                      << gone.string() << R"(", "vanish": true}},
     {"vendor": "nvidia", "model": "H100", "memory_mib": 1000}],
     "links": [{"a": 0, "b": 1, "kind": "nvlink"}, {"a": 0, "b": 2, "kind": "nvlink"}]})";
   SimulatedProvider provider(spec);

@@ -27,7 +27,8 @@ namespace {
 // The column keeps '' for a job that did not fail (as rows written before schema v11 have).
 // (A std::string: an empty std::string_view may bind as NULL.)
 std::string failure_class_text(FailureClass failure_class) {
-  return failure_class == FailureClass::none ? std::string() : std::string(to_string(failure_class));
+  return failure_class == FailureClass::none ? std::string()
+                                             : std::string(to_string(failure_class));
 }
 }  // namespace
 

@@ -28,12 +28,11 @@ FailureVerdict classify_failure(const FailureSignals& s) {
     return {FailureClass::cancelled, s.stop.text.empty() ? "cancelled" : s.stop.text};
   if (!s.gpu_faults.empty()) return {FailureClass::gpu_fault, first_and_count(s.gpu_faults)};
   if (!s.infrastructure.empty()) return {FailureClass::infra, s.infrastructure};
-  if (s.stop.kind == StopReason::Kind::infrastructure)
-    return {FailureClass::infra, s.stop.text};
+  if (s.stop.kind == StopReason::Kind::infrastructure) return {FailureClass::infra, s.stop.text};
   if (!s.oom_kills.empty() && killed_by_sigkill(s.failure))
-    return {FailureClass::oom, fmt::format("step '{}' was killed (exit code {}); the kernel: {}",
-                                           s.failure->step, s.failure->exit_code,
-                                           first_and_count(s.oom_kills))};
+    return {FailureClass::oom,
+            fmt::format("step '{}' was killed (exit code {}); the kernel: {}", s.failure->step,
+                        s.failure->exit_code, first_and_count(s.oom_kills))};
   if (!s.gpu_busy.empty()) return {FailureClass::gpu_busy, first_and_count(s.gpu_busy)};
   if (s.stop.kind == StopReason::Kind::timeout) return {FailureClass::timeout, s.stop.text};
   // Only flaky tests failed: the step that failed was the test run (it exited non-zero, as a
@@ -42,11 +41,11 @@ FailureVerdict classify_failure(const FailureSignals& s) {
       std::ranges::all_of(s.failed_tests, [&](const std::string& test) {
         return std::ranges::find(s.flaky_failed_tests, test) != s.flaky_failed_tests.end();
       }))
-    return {FailureClass::test, fmt::format("only known-flaky tests failed: {}",
-                                            fmt::join(s.failed_tests, ", "))};
+    return {FailureClass::test,
+            fmt::format("only known-flaky tests failed: {}", fmt::join(s.failed_tests, ", "))};
   if (s.failure && s.failure->kind == "exit code")
-    return {FailureClass::code, fmt::format("step '{}' exited with code {}", s.failure->step,
-                                            s.failure->exit_code)};
+    return {FailureClass::code,
+            fmt::format("step '{}' exited with code {}", s.failure->step, s.failure->exit_code)};
   return {FailureClass::code, s.stop.text.empty() ? "the job failed" : s.stop.text};
 }
 

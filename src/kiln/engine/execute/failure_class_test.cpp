@@ -5,7 +5,9 @@
 namespace kiln::engine {
 namespace {
 
-StepFailure exited(int code) { return {.step_index = 1, .step = "train", .kind = "exit code", .exit_code = code}; }
+StepFailure exited(int code) {
+  return {.step_index = 1, .step = "train", .kind = "exit code", .exit_code = code};
+}
 
 FailureSignals failed_step(const StepFailure& failure) {
   FailureSignals s;

@@ -229,9 +229,10 @@ AfterJob GpuSupervisor::after_job(const std::string& token) {
         if (auto quarantined = host_->quarantine_gpu({gpu.uuid, reason, 0, 0, true}); !quarantined)
           lines.push_back({"warning", fmt::format("cannot quarantine {}: {}", gpu_name(gpu),
                                                   quarantined.error().to_string())});
-        lines.push_back({"warning",
-                         fmt::format("{} quarantined: {} (`kiln gpus --release {}` once it is fixed)",
-                                     gpu_name(gpu), reason, gpu.index)});
+        lines.push_back(
+            {"warning",
+             fmt::format("{} quarantined: {} (`kiln gpus --release {}` once it is fixed)",
+                         gpu_name(gpu), reason, gpu.index)});
         found.gpu_faults.push_back(
             fmt::format("{}: {}", gpu_name(gpu), fmt::join(gpu.faults, "; ")));
         pending.erase(index);

@@ -28,9 +28,10 @@ const std::map<FailureClass, int> k_defaults = {{FailureClass::gpu_fault, 1},
                                                 {FailureClass::infra, 1}};
 
 TEST(RetryPolicy, AGpuFaultIsRetriedOnceByDefault) {
-  auto run = failed_run({job("build", Conclusion::success, FailureClass::none),
-                         job("train", Conclusion::failure, FailureClass::gpu_fault, "GPU 0: Xid 79"),
-                         job("eval", Conclusion::cancelled, FailureClass::cancelled)});
+  auto run =
+      failed_run({job("build", Conclusion::success, FailureClass::none),
+                  job("train", Conclusion::failure, FailureClass::gpu_fault, "GPU 0: Xid 79"),
+                  job("eval", Conclusion::cancelled, FailureClass::cancelled)});
   RetryCounts used;
   EXPECT_EQ(retry_reason(run, k_defaults, used), "train: gpu-fault: GPU 0: Xid 79");
   EXPECT_EQ(used[FailureClass::gpu_fault], 1);
@@ -52,8 +53,8 @@ TEST(RetryPolicy, CodeIsNeverRetriedNorHiddenAmongInfrastructureFailures) {
 
 TEST(RetryPolicy, ClassesWithoutRetriesAndRunsThatDidNotFail) {
   RetryCounts used;
-  EXPECT_EQ(retry_reason(failed_run({job("t", Conclusion::failure, FailureClass::oom)}),
-                         k_defaults, used),
+  EXPECT_EQ(retry_reason(failed_run({job("t", Conclusion::failure, FailureClass::oom)}), k_defaults,
+                         used),
             std::nullopt);
   std::map<FailureClass, int> oom_twice = {{FailureClass::oom, 2}};
   auto oom = failed_run({job("t", Conclusion::failure, FailureClass::oom, "killed")});

@@ -38,10 +38,10 @@ bool Scheduler::place_on_gpus(Instance& instance) {
       }
       return false;
     case Placement::Verdict::never:
-      return fail_instance(fmt::format("{}: runs-on asks for {}: {}",
-                                       instance.gpu_where.to_string(),
-                                       instance.gpu_request.to_string(), placement.reason),
-                           FailureClass::code);
+      return fail_instance(
+          fmt::format("{}: runs-on asks for {}: {}", instance.gpu_where.to_string(),
+                      instance.gpu_request.to_string(), placement.reason),
+          FailureClass::code);
     case Placement::Verdict::error:  // the GPU layer (provider, host store) failed
       return fail_instance(placement.reason, FailureClass::infra);
   }
