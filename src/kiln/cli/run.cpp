@@ -48,7 +48,8 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
   using json = nlohmann::ordered_json;
   json out = {
       {"exit_code", report.exit_code()}, {"runs", json::array()}, {"not_triggered", json::array()}};
-  for (const auto& run : report.runs) {
+  // One run's JSON: its jobs, and for an automatic retry the attempt it ran again and why.
+  auto run_json = [](const engine::WorkflowRunSummary& run) {
     json jobs = json::array();
     for (const auto& job : run.jobs) {
       json steps = json::array();
@@ -74,28 +75,40 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
                    {"kind", job.failure->kind},
                    {"exit_code", job.failure->exit_code},
                    {"last_lines", job.failure->last_lines}};
-      jobs.push_back({{"key", job.key},
-                      {"job", job.job_id},
-                      {"name", job.name},
-                      {"conclusion", store::to_string(job.conclusion)},
-                      {"reason", job.reason},
-                      {"failure", failure},
-                      {"order", job.order},
-                      {"duration_ms", job.duration.count()},
-                      {"matrix", job.matrix},
-                      {"labels", job.labels},
-                      {"outputs", outputs},
-                      {"steps", steps},
-                      {"perf", job.perf},
-                      {"gpu", job.gpu}});
+      jobs.push_back(
+          {{"key", job.key},
+           {"job", job.job_id},
+           {"name", job.name},
+           {"conclusion", store::to_string(job.conclusion)},
+           {"reason", job.reason},
+           {"failure", failure},
+           {"failure_class", job.failure_class == store::FailureClass::none
+                                 ? json(nullptr)
+                                 : json(std::string(store::to_string(job.failure_class)))},
+           {"failure_evidence", job.failure_evidence},
+           {"order", job.order},
+           {"duration_ms", job.duration.count()},
+           {"matrix", job.matrix},
+           {"labels", job.labels},
+           {"outputs", outputs},
+           {"steps", steps},
+           {"perf", job.perf},
+           {"gpu", job.gpu}});
     }
-    out["runs"].push_back({{"id", run.run_id},
-                           {"workflow", run.workflow_path.string()},
-                           {"name", run.workflow_name},
-                           {"conclusion", store::to_string(run.conclusion)},
-                           {"duration_ms", run.duration.count()},
-                           {"jobs", jobs}});
-  }
+    return json{{"id", run.run_id},
+                {"workflow", run.workflow_path.string()},
+                {"name", run.workflow_name},
+                {"conclusion", store::to_string(run.conclusion)},
+                {"attempt", run.attempt},
+                {"retry_of", run.retry_of == 0 ? json(nullptr) : json(run.retry_of)},
+                {"retry_reason", run.retry_reason},
+                {"duration_ms", run.duration.count()},
+                {"jobs", jobs}};
+  };
+  for (const auto& run : report.runs) out["runs"].push_back(run_json(run));
+  // Earlier attempts of the runs retried automatically (docs/failures.md), oldest first.
+  out["retried"] = json::array();
+  for (const auto& run : report.retried) out["retried"].push_back(run_json(run));
   for (const auto& [workflow, reason] : report.not_triggered)
     out["not_triggered"].push_back({{"workflow", workflow}, {"reason", reason}});
   return out;

@@ -140,12 +140,27 @@ void TerminalObserver::draw_status_locked() {
 void print_summary(std::FILE* out, const engine::RunReport& report, bool colour) {
   for (const auto& [workflow, reason] : report.not_triggered)
     fmt::print(out, "kiln: {} not triggered: {}\n", workflow, reason);
+  // An automatic retry's earlier attempts stay visible: each failed attempt, with its jobs'
+  // classes.
+  for (const auto& run : report.retried) {
+    fmt::print(out, "\n{} — run {} (attempt {}) {}, retried automatically\n", run.workflow_name,
+               run.run_id, run.attempt,
+               colourise(colour, conclusion_colour(run.conclusion),
+                         std::string(store::to_string(run.conclusion))));
+    for (const auto& job : run.jobs)
+      if (job.failure_class != store::FailureClass::none)
+        fmt::print(out, "  {} {}: class {}: {}\n", std::string(store::to_string(job.conclusion)),
+                   job.key, store::to_string(job.failure_class), job.failure_evidence);
+  }
   for (const auto& run : report.runs) {
     size_t width = 3;
     for (const auto& job : run.jobs) width = std::max(width, job.key.size());
     fmt::print(out, "\n{} — run {} {}\n", run.workflow_name, run.run_id,
                colourise(colour, conclusion_colour(run.conclusion),
                          std::string(store::to_string(run.conclusion))));
+    if (run.retry_of != 0)
+      fmt::print(out, "  attempt {}, an automatic retry of run {}: {}\n", run.attempt, run.retry_of,
+                 run.retry_reason);
     fmt::print(out, "  {:<{}}  {:<9}  {}\n", "JOB", width, "STATUS", "DURATION");
     for (const auto& job : run.jobs) {
       std::string status = std::string(store::to_string(job.conclusion));
@@ -170,6 +185,10 @@ void print_summary(std::FILE* out, const engine::RunReport& report, bool colour)
                  colourise(colour, conclusion_colour(job.conclusion),
                            job.conclusion == engine::Conclusion::failure ? "FAILED" : "CANCELLED"),
                  job.key, how.empty() ? "no reason known" : how);
+      // docs/failures.md: whose fault it was, and the line that says so.
+      if (job.failure_class != store::FailureClass::none)
+        fmt::print(out, "    class {}: {}\n", store::to_string(job.failure_class),
+                   job.failure_evidence);
       if (job.failure)
         for (const auto& line : job.failure->last_lines) fmt::print(out, "    | {}\n", line);
     }

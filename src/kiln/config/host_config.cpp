@@ -177,6 +177,30 @@ Status read_debug(const Reader& reader, const YAML::Node& node, HostConfig& conf
   return {};
 }
 
+// retry: {gpu-fault: 1, infra: 1, oom: 0, ...}: the automatic retries of a run by failure class.
+// A class given replaces its default; `code` cannot be retried.
+Status read_retry(const Reader& reader, const YAML::Node& node, HostConfig& config) {
+  KILN_TRY_VOID(reader.mapping(
+      node, "retry", {"test", "timeout", "oom", "gpu-fault", "gpu-busy", "infra", "code"}));
+  if (!node || node.IsNull()) return {};
+  for (const auto& entry : node) {
+    auto name = entry.first.as<std::string>();
+    if (name == "code")
+      return reader.error(entry.first,
+                          "retry.code: a step that exited non-zero is the code's failure and is "
+                          "never retried automatically (kiln rerun --failed runs it again)");
+    KILN_TRY(auto text, reader.scalar(entry.second, "retry." + name));
+    int count = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (ec != std::errc{} || end != text.data() + text.size() || count < 0 || count > 5)
+      return reader.error(entry.second, "retry.{}: '{}' is not a number of retries from 0 to 5",
+                          name, text);
+    KILN_TRY(auto failure_class, store::parse_failure_class(name));
+    config.retry[failure_class] = count;
+  }
+  return {};
+}
+
 // jobs: {user: kiln-job}: host jobs' steps run as that unprivileged user.
 Status read_jobs(const Reader& reader, const YAML::Node& node, HostConfig& config) {
   KILN_TRY_VOID(reader.mapping(node, "jobs", {"user"}));
@@ -624,9 +648,10 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(reader.mapping(root, "kiln.yml",
-                                 {"host_store", "labels", "gpus", "containers", "debug", "serve",
-                                  "hipcheck", "actions", "jobs", "host_store_password_file"}));
+    KILN_TRY_VOID(
+        reader.mapping(root, "kiln.yml",
+                       {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck",
+                        "actions", "jobs", "host_store_password_file", "retry"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     if (auto actions = root["actions"]; actions && !actions.IsNull()) {
@@ -645,6 +670,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
     KILN_TRY_VOID(read_containers(reader, root["containers"], config));
     KILN_TRY_VOID(read_debug(reader, root["debug"], config));
     KILN_TRY_VOID(read_jobs(reader, root["jobs"], config));
+    KILN_TRY_VOID(read_retry(reader, root["retry"], config));
     KILN_TRY_VOID(read_host_store(reader, root, config));
     if (auto gpus = root["gpus"]; gpus && !gpus.IsNull()) {
       KILN_TRY_VOID(

@@ -37,6 +37,9 @@
 //     url: https://github.com              # where owner/repo@ref actions are fetched from
 //   jobs:
 //     user: kiln-job                       # host jobs' steps run as this user (kiln as root)
+//   retry:                                 # runs again a run failed only for these classes
+//     gpu-fault: 1                         # (defaults: gpu-fault 1, infra 1; 0-5; never code)
+//     infra: 1
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -89,6 +92,7 @@
 #include "kiln/gpu/telemetry.h"
 #include "kiln/hipcheck/rocm.h"
 #include "kiln/store/host_store.h"
+#include "kiln/store/records.h"
 
 namespace kiln::config {
 
@@ -162,6 +166,10 @@ struct HipcheckConfig {
   std::vector<std::string> hip_macros;
 };
 
+// retry:'s defaults: a GPU fault and an infrastructure failure are retried once.
+inline const std::map<store::FailureClass, int> k_default_retry = {
+    {store::FailureClass::gpu_fault, 1}, {store::FailureClass::infra, 1}};
+
 struct HostConfig {
   std::filesystem::path file;  // where it was read; empty: no file, every default
   // host_store: a SQLite file or a postgresql:// URL, host_store_password_file.
@@ -185,6 +193,9 @@ struct HostConfig {
   // jobs.user: the unprivileged user host jobs' steps run as (docs/configuration.md); none: as
   // kiln's own user.
   std::optional<core::RunAs> job_user;
+  // retry: how many times a run whose failed jobs all failed for these classes is run again, by
+  // class (docs/failures.md); `code` is never retried automatically.
+  std::map<store::FailureClass, int> retry = k_default_retry;
 };
 
 // `file` names the text in errors and anchors relative paths.

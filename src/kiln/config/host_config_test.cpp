@@ -123,6 +123,28 @@ TEST(HostConfig, DebugHold) {
   }
 }
 
+TEST(HostConfig, RetryByFailureClass) {
+  using store::FailureClass;
+  auto defaults = parse_host_config("", "kiln.yml");
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->retry,
+            (std::map<FailureClass, int>{{FailureClass::gpu_fault, 1}, {FailureClass::infra, 1}}));
+  auto config = parse_host_config("retry:\n  gpu-fault: 2\n  oom: 1\n  infra: 0\n", "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->retry,
+            (std::map<FailureClass, int>{
+                {FailureClass::gpu_fault, 2}, {FailureClass::oom, 1}, {FailureClass::infra, 0}}));
+  for (auto [text, words] : {std::pair{"retry:\n  code: 1\n", "never retried automatically"},
+                             std::pair{"retry:\n  gpu-fault: 6\n", "from 0 to 5"},
+                             std::pair{"retry:\n  infra: once\n", "from 0 to 5"},
+                             std::pair{"retry:\n  flaky: 1\n", "unknown key 'flaky'"}}) {
+    auto bad = parse_host_config(text, "kiln.yml");
+    ASSERT_FALSE(bad) << text;
+    EXPECT_EQ(bad.error().where.line, 2) << text;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr(words)) << text;
+  }
+}
+
 TEST(HostConfig, ActionsUrl) {
   auto defaults = parse_host_config("", "kiln.yml");
   ASSERT_TRUE(defaults);
@@ -163,7 +185,7 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
        "kiln.yml: unknown key 'runners' (known: actions, containers, debug, gpus, hipcheck, "
-       "host_store, host_store_password_file, jobs, labels, serve)"},
+       "host_store, host_store_password_file, jobs, labels, retry, serve)"},
       {"host_store: postgresql://kiln:secret@db/kiln\n", 1, 13,
        "host_store: the store URL carries a password: give it in a file "
        "(host_store_password_file), PGPASSWORD or PGPASSFILE instead"},

@@ -118,6 +118,10 @@ struct RunOptions {
     std::vector<std::string> uuids;
   };
   std::optional<GpuPin> gpu_pin;
+  // kiln.yml retry: a run whose failed jobs all failed for classes with retries left is run
+  // again as its next attempt, its failed jobs only, on GPUs other than those it quarantined
+  // (docs/failures.md). Empty: never.
+  std::map<store::FailureClass, int> retry;
   // Where artifacts are kept: <artifact_dir>/<run id>/<name>/. Empty: <repository>/.kiln/
   // artifacts (`kiln serve` keeps them in its work_dir, as its checkouts are removed).
   std::filesystem::path artifact_dir;
@@ -162,6 +166,9 @@ struct JobSummary {
   std::map<std::string, std::string> outputs;
   std::vector<StepSummary> steps;
   std::optional<StepFailure> failure;  // the first step that failed, if one did
+  // Why it failed (execute/failure_class.h, docs/failures.md); none when it did not fail.
+  store::FailureClass failure_class = store::FailureClass::none;
+  std::string failure_evidence;
   int order = 0;  // order in which the job finished (1-based), 0 when it never ran
   // The perf gate's report for the results the job published (perf::to_json), null if none.
   nlohmann::ordered_json perf;
@@ -177,6 +184,9 @@ inline constexpr std::size_t k_max_job_annotations = 1000;
 
 struct WorkflowRunSummary {
   std::int64_t run_id = 0;
+  int attempt = 1;            // github.run_attempt
+  std::int64_t retry_of = 0;  // the earlier attempt this automatic retry ran again, or 0
+  std::string retry_reason;   // why it was retried: "GPU 0 (…): Xid 79 … (gpu-fault)"
   std::filesystem::path workflow_path;
   std::string workflow_name;
   Conclusion conclusion = Conclusion::success;
@@ -185,7 +195,9 @@ struct WorkflowRunSummary {
 };
 
 struct RunReport {
+  // The last attempt of each run; an automatic retry's earlier attempts are in `retried`.
   std::vector<WorkflowRunSummary> runs;
+  std::vector<WorkflowRunSummary> retried;
   std::vector<std::pair<std::string, std::string>> not_triggered;  // (workflow, reason)
   int exit_code() const;  // 0 all succeeded, 1 a job failed or was cancelled
 };

@@ -9,6 +9,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <variant>
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "kiln/engine/record/masking.h"
 #include "kiln/engine/record/run_recorder.h"
 #include "kiln/engine/schedule/concurrency_registry.h"
+#include "kiln/engine/schedule/retry_policy.h"
 #include "kiln/engine/schedule/scheduler.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/store/store.h"
@@ -170,7 +172,9 @@ int RunReport::exit_code() const {
   return 0;
 }
 
-Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserver& observer) {
+namespace {
+
+Result<RunReport> run_once(const RunOptions& options, store::Store& store, RunObserver& observer) {
   KILN_TRY(auto repo, inspect_repository(options.repository));
   // The working copy runs, as act runs it: the workflows are read from the work tree, so
   // actions/checkout gives the work tree too, uncommitted changes included, and says so.
@@ -200,6 +204,36 @@ Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserve
   for (const auto& diagnostic : selection.diagnostics) observer.warning(diagnostic.to_string());
   return drive(effective, repo, event, selection, store, observer, std::move(earlier),
                earlier_jobs);
+}
+
+}  // namespace
+
+// kiln.yml retry: (retry_policy.h): a run failed only for classes with retries left runs again
+// as its next attempt (github.run_attempt), its failed jobs only, as `kiln rerun --failed` runs
+// it. The faulty GPUs were quarantined by the after-job check, so the retry is placed on others.
+// Each earlier attempt stays a run of its own in the store, and in the report's `retried`.
+Result<RunReport> run(const RunOptions& options, store::Store& store, RunObserver& observer) {
+  KILN_TRY(auto report, run_once(options, store, observer));
+  for (auto& last : report.runs) {
+    RetryCounts used;
+    while (!cancel_requested(options)) {
+      auto why = retry_reason(last, options.retry, used);
+      if (!why) break;
+      observer.warning(
+          fmt::format("run {} (attempt {}) failed for the machine, not the code: "
+                      "running its failed jobs again as attempt {} ({})",
+                      last.run_id, last.attempt, last.attempt + 1, *why));
+      RunOptions again = options;
+      again.rerun = RunOptions::Rerun{.run_id = last.run_id, .failed_only = true};
+      again.workflows.reset();  // the earlier run's own workflow file
+      KILN_TRY(auto next, run_once(again, store, observer));
+      if (next.runs.size() != 1) break;
+      next.runs.front().retry_of = last.run_id;
+      next.runs.front().retry_reason = std::move(*why);
+      report.retried.push_back(std::exchange(last, std::move(next.runs.front())));
+    }
+  }
+  return report;
 }
 
 }  // namespace kiln::engine

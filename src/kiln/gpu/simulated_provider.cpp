@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -165,14 +166,52 @@ Status parse_telemetry(const json& entry, const std::string& path, const SpecErr
   return {};
 }
 
+// A GPU's "inject": {"when": PATH, "faults": [...], "vanish": bool}: once the file PATH exists
+// (a job's step creates it), the GPU reports those faults (an Xid, an ECC error), or is no longer
+// listed at all (fallen off the bus). Faults appear mid-job, when the job says so.
+Status parse_injection(const json& entry, const std::string& gpu_path, const SpecErrors& errors,
+                       GpuInfo& gpu, bool& vanished) {
+  auto it = entry.find("inject");
+  if (it == entry.end()) return {};
+  auto path = gpu_path + ".inject";
+  if (!it->is_object()) return errors.at(path, "expected an object, got {}", type_name(*it));
+  KILN_TRY_VOID(check_keys(*it, {"when", "faults", "vanish"}, path, errors));
+  KILN_TRY(auto when, get_string(*it, "when", path, errors, true));
+  std::vector<std::string> faults;
+  if (auto list = it->find("faults"); list != it->end()) {
+    if (!list->is_array())
+      return errors.at(path + ".faults", "expected an array, got {}", type_name(*list));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!(*list)[i].is_string())
+        return errors.at(fmt::format("{}.faults[{}]", path, i), "expected a string, got {}",
+                         type_name((*list)[i]));
+      faults.push_back((*list)[i].get<std::string>());
+    }
+  }
+  bool vanish = false;
+  if (auto v = it->find("vanish"); v != it->end()) {
+    if (!v->is_boolean())
+      return errors.at(path + ".vanish", "expected a boolean, got {}", type_name(*v));
+    vanish = v->get<bool>();
+  }
+  if (faults.empty() && !vanish)
+    return errors.at(path, "injects nothing: give 'faults', 'vanish': true, or both");
+  std::error_code ec;
+  if (!std::filesystem::exists(when, ec)) return {};
+  gpu.faults.insert(gpu.faults.end(), faults.begin(), faults.end());
+  vanished = vanish;
+  return {};
+}
+
 Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors,
-                          GpuSample* telemetry) {
+                          GpuSample* telemetry, bool& vanished) {
   std::string path = fmt::format("gpus[{}]", index);
   if (!entry.is_object()) return errors.at(path, "expected an object, got {}", type_name(entry));
-  KILN_TRY_VOID(check_keys(entry,
-                           {"vendor", "model", "memory_mib", "memory_used_mib", "arch", "uuid",
-                            "pci_bus_id", "numa_node", "processes", "faults", "telemetry"},
-                           path, errors));
+  KILN_TRY_VOID(
+      check_keys(entry,
+                 {"vendor", "model", "memory_mib", "memory_used_mib", "arch", "uuid", "pci_bus_id",
+                  "numa_node", "processes", "faults", "telemetry", "inject"},
+                 path, errors));
   GpuInfo gpu;
   gpu.index = index;
   KILN_TRY(gpu.vendor, get_string(entry, "vendor", path, errors, true));
@@ -211,6 +250,7 @@ Result<GpuInfo> parse_gpu(const json& entry, int index, const SpecErrors& errors
       gpu.faults.push_back((*faults)[i].get<std::string>());
     }
   }
+  KILN_TRY_VOID(parse_injection(entry, path, errors, gpu, vanished));
   if (auto processes = entry.find("processes"); processes != entry.end()) {
     if (!processes->is_array())
       return errors.at(path + ".processes", "expected an array, got {}", type_name(*processes));
@@ -303,13 +343,23 @@ Result<Inventory> parse_spec(std::string_view text, const std::string& file,
   if (gpus == document.end()) return errors.at("", "missing key 'gpus'");
   if (!gpus->is_array()) return errors.at("gpus", "expected an array, got {}", type_name(*gpus));
   std::set<std::string> uuids;
+  std::vector<int> listed_as;  // by place in the file: the GPU's index, -1 when it vanished
   for (std::size_t i = 0; i < gpus->size(); ++i) {
     GpuSample sample;
-    sample.index = static_cast<int>(i);
-    KILN_TRY(auto gpu, parse_gpu((*gpus)[i], static_cast<int>(i), errors, &sample));
-    if (telemetry) telemetry->push_back(std::move(sample));
+    bool vanished = false;
+    KILN_TRY(auto gpu, parse_gpu((*gpus)[i], static_cast<int>(i), errors, &sample, vanished));
     if (!uuids.insert(gpu.uuid).second)
       return errors.at(fmt::format("gpus[{}].uuid", i), "'{}' is used by an earlier GPU", gpu.uuid);
+    // A vanished GPU is not listed, as a driver lists only the GPUs it sees: the ones after it
+    // move up (their UUIDs stay those of their place in the file), and its links go with it.
+    if (vanished) {
+      listed_as.push_back(-1);
+      continue;
+    }
+    gpu.index = static_cast<int>(inventory.gpus.size());
+    listed_as.push_back(gpu.index);
+    sample.index = gpu.index;
+    if (telemetry) telemetry->push_back(std::move(sample));
     inventory.gpus.push_back(std::move(gpu));
   }
   if (auto links = document.find("links"); links != document.end()) {
@@ -318,11 +368,13 @@ Result<Inventory> parse_spec(std::string_view text, const std::string& file,
     std::set<std::pair<int, int>> pairs;
     for (std::size_t i = 0; i < links->size(); ++i) {
       KILN_TRY(auto link, parse_link((*links)[i], static_cast<int>(i),
-                                     static_cast<int>(inventory.gpus.size()), errors));
+                                     static_cast<int>(listed_as.size()), errors));
       if (!pairs.insert(std::minmax(link.a, link.b)).second)
         return errors.at(fmt::format("links[{}]", i), "GPUs {} and {} are already linked", link.a,
                          link.b);
-      inventory.links.push_back(link);
+      link.a = listed_as[static_cast<std::size_t>(link.a)];
+      link.b = listed_as[static_cast<std::size_t>(link.b)];
+      if (link.a >= 0 && link.b >= 0) inventory.links.push_back(link);
     }
   }
   return inventory;

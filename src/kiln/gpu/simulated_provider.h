@@ -10,6 +10,10 @@
 //                 "processes": [ { "pid": N, "memory_mib": M } ] (optional: M MiB in use while
 //                               process N exists, as a driver would show it),
 //                 "faults": [ "text" ] (optional: what a driver would report wrong),
+//                 "inject": { "when": PATH, "faults": [ "Xid 79 ..." ], "vanish": bool }
+//                           (optional: once the file PATH exists, the GPU also reports those
+//                           faults, or with vanish is not listed at all, as a GPU fallen off the
+//                           bus; a job's step creates PATH to fail its GPU mid-job),
 //                 "telemetry": { (optional: what the sampler reports, telemetry.h; each key
 //                   optional) "utilization_pct": 0-100, "memory_utilization_pct": 0-100,
 //                   "temperature_c": C, "power_w": W, "energy_mj": N, "sm_clock_mhz": N,

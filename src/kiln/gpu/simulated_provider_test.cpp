@@ -1,5 +1,7 @@
 #include "kiln/gpu/simulated_provider.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -163,6 +165,54 @@ TEST(SimulatedProvider, MissingFileIsNotFound) {
   EXPECT_EQ(inv.error().code, ErrorCode::not_found);
   EXPECT_EQ(inv.error().to_string(),
             "/nonexistent/gpus.json: error: cannot read the simulated GPU inventory");
+}
+
+// Fault injection: a job's step creates the file, and from then on the GPU reports the fault or
+// is not listed (fallen off the bus); the GPUs after a vanished one move up, keeping their UUIDs.
+TEST(SimulatedProvider, InjectsFaultsAndVanishingOnceTheFileExists) {
+  auto dir = fs::temp_directory_path() / ("kiln-sim-inject-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto xid = dir / "xid", gone = dir / "gone";
+  auto spec = dir / "gpus.json";
+  std::ofstream(spec) << R"({"gpus": [
+    {"vendor": "nvidia", "model": "H100", "memory_mib": 1000,
+     "inject": {"when": ")"
+                      << xid.string() << R"(", "faults": ["Xid 79: GPU has fallen off the bus"]}},
+    {"vendor": "nvidia", "model": "H100", "memory_mib": 1000,
+     "inject": {"when": ")"
+                      << gone.string() << R"(", "vanish": true}},
+    {"vendor": "nvidia", "model": "H100", "memory_mib": 1000}],
+    "links": [{"a": 0, "b": 1, "kind": "nvlink"}, {"a": 0, "b": 2, "kind": "nvlink"}]})";
+  SimulatedProvider provider(spec);
+  auto before = provider.inventory(5s);
+  ASSERT_TRUE(before) << before.error().to_string();
+  ASSERT_EQ(before->gpus.size(), 3u);
+  EXPECT_TRUE(before->gpus[0].faults.empty());
+
+  std::ofstream{xid};
+  auto faulty = provider.inventory(5s);
+  ASSERT_TRUE(faulty);
+  EXPECT_EQ(faulty->gpus[0].faults, std::vector<std::string>{"Xid 79: GPU has fallen off the bus"});
+
+  std::ofstream{gone};
+  auto vanished = provider.inventory(5s);
+  ASSERT_TRUE(vanished);
+  ASSERT_EQ(vanished->gpus.size(), 2u);
+  EXPECT_EQ(vanished->gpus[1].uuid, simulated_uuid(2));
+  EXPECT_EQ(vanished->gpus[1].index, 1);
+  ASSERT_EQ(vanished->links.size(), 1u);  // the link to the vanished GPU went with it
+  EXPECT_EQ(vanished->links[0].b, 1);
+  fs::remove_all(dir);
+}
+
+TEST(SimulatedInventory, AnInjectionMustInjectSomething) {
+  EXPECT_EQ(error_of(R"({"gpus": [{"vendor": "nvidia", "model": "m", "memory_mib": 1,
+                        "inject": {"when": "/tmp/x"}}]})"),
+            "gpus.json: error: gpus[0].inject: injects nothing: give 'faults', 'vanish': true, "
+            "or both");
+  EXPECT_EQ(error_of(R"({"gpus": [{"vendor": "nvidia", "model": "m", "memory_mib": 1,
+                        "inject": {"when": "/tmp/x", "vanish": true, "after": 3}}]})"),
+            "gpus.json: error: gpus[0].inject.after: unknown key");
 }
 
 TEST(LinkKind, NamesRoundTripAndFabricsRankFirst) {

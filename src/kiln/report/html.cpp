@@ -195,6 +195,9 @@ std::string jobs_section(const Json& jobs) {
     out += fmt::format("<tr class=\"job\"><td><details><summary class=\"job-name\">{}</summary>",
                        esc(job["name"]));
     if (!format_value(job["message"]).empty()) out += fmt::format("<p>{}</p>", esc(job["message"]));
+    if (job.contains("failure_class") && job["failure_class"].is_string())
+      out += fmt::format("<p class=\"failure-class\">class {}: {}</p>", esc(job["failure_class"]),
+                         esc(job["failure_evidence"]));
     out += "<table class=\"steps\">";
     for (const auto& step : job["steps"]) {
       std::string step_status = format_value(step["conclusion"]).empty()

@@ -67,6 +67,9 @@ std::string render_text(const Json& report) {
     out += fmt::format("\n  {}\n", format_value(job["name"]));
     if (!format_value(job["message"]).empty())
       out += fmt::format("    {}\n", format_value(job["message"]));
+    if (job.contains("failure_class") && job["failure_class"].is_string())
+      out += fmt::format("    class {}: {}\n", format_value(job["failure_class"]),
+                         format_value(job["failure_evidence"]));
     for (const auto& step : job["steps"])
       out += fmt::format(
           "    {:<9} {:>8}  {}\n",

@@ -97,6 +97,10 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
                 {"finished_at", job.finished_at},
                 {"duration_ms", duration_of(job.started_at, job.finished_at)},
                 {"message", job.message},
+                {"failure_class", job.failure_class == store::FailureClass::none
+                                      ? Json(nullptr)
+                                      : Json(std::string(store::to_string(job.failure_class)))},
+                {"failure_evidence", job.failure_evidence},
                 {"labels", job.labels.is_array() ? Json(job.labels) : Json::array()}};
     row["gpus"] = job.extra.contains("gpus") ? Json(job.extra["gpus"]) : Json::array();
     // The telemetry's per-job summary (peak/mean memory, utilization, energy...), when present.

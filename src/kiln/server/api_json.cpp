@@ -47,6 +47,10 @@ json job_json(const store::JobDetail& detail) {
           {"finished_at", job.finished_at},
           {"exit_code", job.exit_code ? json(*job.exit_code) : json(nullptr)},
           {"message", job.message},
+          {"failure_class", job.failure_class == store::FailureClass::none
+                                ? json(nullptr)
+                                : json(std::string(store::to_string(job.failure_class)))},
+          {"failure_evidence", job.failure_evidence},
           {"node", graph_field(job, "node", json(job.key))},
           {"needs", graph_field(job, "needs", json::array())},
           // A re-run of failed jobs took this job over from an earlier attempt: {run, job}.

@@ -271,9 +271,17 @@ CREATE TABLE replicas (
 );
 )sql";
 
-constexpr std::array<std::string_view, 10> k_migrations = {
-    k_v1_core,       k_v2_gpus,        k_v3_benchmarks, k_v4_test_cases,       k_v5_triggers,
-    k_v6_poll_heads, k_v7_gpu_samples, k_v8_rerun,      k_v9_trigger_identity, k_v10_replicas};
+// v11: why a failed job failed (docs/failures.md): its class ("code", "gpu-fault", ...; ''
+// for a job that did not fail, and for jobs recorded before the classes) and the evidence line.
+constexpr std::string_view k_v11_failure_class = R"sql(
+ALTER TABLE jobs ADD COLUMN failure_class TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN failure_evidence TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<std::string_view, 11> k_migrations = {
+    k_v1_core,          k_v2_gpus,        k_v3_benchmarks, k_v4_test_cases,       k_v5_triggers,
+    k_v6_poll_heads,    k_v7_gpu_samples, k_v8_rerun,      k_v9_trigger_identity, k_v10_replicas,
+    k_v11_failure_class};
 
 }  // namespace
 

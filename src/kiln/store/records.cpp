@@ -14,6 +14,8 @@ constexpr std::array<std::string_view, 8> k_job_status_names = {
     "queued", "waiting", "running", "success", "failure", "cancelled", "skipped", "interrupted"};
 constexpr std::array<std::string_view, 4> k_conclusion_names = {"success", "failure", "cancelled",
                                                                 "skipped"};
+constexpr std::array<std::string_view, 9> k_failure_class_names = {
+    "none", "code", "test", "timeout", "oom", "gpu-fault", "gpu-busy", "infra", "cancelled"};
 constexpr std::array<std::string_view, 3> k_log_stream_names = {"stdout", "stderr", "system"};
 constexpr std::array<std::string_view, 6> k_trigger_status_names = {
     "queued", "waiting_approval", "running", "finished", "failed", "cancelled"};
@@ -63,6 +65,12 @@ Result<JobStatus> parse_job_status(std::string_view text) {
 }
 Result<Conclusion> parse_conclusion(std::string_view text) {
   return parse_enum<Conclusion>(k_conclusion_names, text, "conclusion");
+}
+std::string_view to_string(FailureClass failure_class) {
+  return k_failure_class_names.at(std::to_underlying(failure_class));
+}
+Result<FailureClass> parse_failure_class(std::string_view text) {
+  return parse_enum<FailureClass>(k_failure_class_names, text, "failure class");
 }
 Result<LogStream> parse_log_stream(std::string_view text) {
   return parse_enum<LogStream>(k_log_stream_names, text, "log stream");

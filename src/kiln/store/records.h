@@ -52,6 +52,12 @@ using StepStatus = JobStatus;
 // `steps.<id>.outcome/conclusion` see it.
 enum class Conclusion { success, failure, cancelled, skipped };
 
+// Why a job failed, as far as kiln can tell (docs/failures.md): `none` for a job that did not
+// fail; otherwise the code's fault (`code`, or `test` when only known-flaky tests failed), the
+// limits' (`timeout`, `oom`), the GPU's (`gpu_fault`, `gpu_busy`), kiln's or its machinery's
+// (`infra`), or nobody's (`cancelled`). Named with dashes: "gpu-fault".
+enum class FailureClass { none, code, test, timeout, oom, gpu_fault, gpu_busy, infra, cancelled };
+
 // Where a log chunk came from: the process's stdout or stderr, or Kiln itself ("Run
 // actions/checkout@v4", "Job timed out").
 enum class LogStream { out, err, system };
@@ -65,6 +71,9 @@ Result<RunStatus> parse_run_status(std::string_view text);
 Result<JobStatus> parse_job_status(std::string_view text);
 Result<Conclusion> parse_conclusion(std::string_view text);
 Result<LogStream> parse_log_stream(std::string_view text);
+// "none", "code", "test", "timeout", "oom", "gpu-fault", "gpu-busy", "infra", "cancelled".
+std::string_view to_string(FailureClass failure_class);
+Result<FailureClass> parse_failure_class(std::string_view text);
 
 // True for the states a run/job/step never leaves.
 bool is_terminal(RunStatus status);
@@ -125,6 +134,9 @@ struct Job {
   std::optional<int> exit_code{};  // of the failing step, or of the job's process
   std::string message{};           // why it ended as it did: "timed out after 10 minutes"
   nlohmann::json extra{};          // e.g. the container image, granted GPUs
+  // Why it failed (none: it did not), and the line of evidence that says so.
+  FailureClass failure_class = FailureClass::none;
+  std::string failure_evidence{};
 };
 
 struct Step {

@@ -78,6 +78,11 @@ Result<Job> read_job(const Statement& row) {
   job.exit_code = read_optional_int(row, 12);
   job.message = row.text(13);
   KILN_TRY(job.extra, read_json(row, 14));
+  // '' is a job that did not fail, or one recorded before failure classes (schema v11).
+  if (auto text = row.text(15); !text.empty()) {
+    KILN_TRY(job.failure_class, parse_failure_class(text));
+  }
+  job.failure_evidence = row.text(16);
   return job;
 }
 

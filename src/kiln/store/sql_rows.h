@@ -20,7 +20,7 @@
   "attempt, rerun_of"
 #define KILN_SQL_JOB_COLUMNS                                                              \
   "id, run_id, key, workflow_job_id, name, status, conclusion, matrix, labels, outputs, " \
-  "started_at, finished_at, exit_code, message, extra"
+  "started_at, finished_at, exit_code, message, extra, failure_class, failure_evidence"
 #define KILN_SQL_STEP_COLUMNS                                                          \
   "id, job_id, step_index, name, status, outcome, conclusion, exit_code, started_at, " \
   "finished_at, outputs"

@@ -23,6 +23,15 @@ using sql::Statement;
 using sql::StatementUse;
 using sql::Transaction;
 
+namespace {
+// The column keeps '' for a job that did not fail (as rows written before schema v11 have).
+// (A std::string: an empty std::string_view may bind as NULL.)
+std::string failure_class_text(FailureClass failure_class) {
+  return failure_class == FailureClass::none ? std::string()
+                                             : std::string(to_string(failure_class));
+}
+}  // namespace
+
 SqlStore::SqlStore(std::unique_ptr<sql::Database> db, std::filesystem::path journal_dir)
     : db_(std::move(db)),
       journal_dir_(std::move(journal_dir)),
@@ -200,8 +209,9 @@ Result<RunDetail> SqlStore::get_run_detail(std::int64_t run_id) {
 Result<std::int64_t> SqlStore::create_job(const Job& job) {
   static constexpr std::string_view k_sql =
       "INSERT INTO jobs (run_id, key, workflow_job_id, name, status, conclusion, matrix, labels, "
-      "outputs, started_at, finished_at, exit_code, message, extra) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+      "outputs, started_at, finished_at, exit_code, message, extra, failure_class, "
+      "failure_evidence) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
@@ -218,7 +228,9 @@ Result<std::int64_t> SqlStore::create_job(const Job& job) {
       .bind_time(11, job.finished_at)
       .bind(12, job.exit_code)
       .bind(13, job.message)
-      .bind(14, json_text(job.extra));
+      .bind(14, json_text(job.extra))
+      .bind(15, failure_class_text(job.failure_class))
+      .bind(16, job.failure_evidence);
   if (auto done = use->run(); !done) {
     if (use->violation() == sql::Violation::foreign_key) {
       return fail(ErrorCode::not_found, "no run with id {}", job.run_id);
@@ -235,7 +247,8 @@ Status SqlStore::update_job(const Job& job) {
   static constexpr std::string_view k_sql =
       "UPDATE jobs SET workflow_job_id = ?2, name = ?3, status = ?4, conclusion = ?5, "
       "matrix = ?6, labels = ?7, outputs = ?8, started_at = ?9, finished_at = ?10, "
-      "exit_code = ?11, message = ?12, extra = ?13 WHERE id = ?1";
+      "exit_code = ?11, message = ?12, extra = ?13, failure_class = ?14, "
+      "failure_evidence = ?15 WHERE id = ?1";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
@@ -251,7 +264,9 @@ Status SqlStore::update_job(const Job& job) {
       .bind_time(10, job.finished_at)
       .bind(11, job.exit_code)
       .bind(12, job.message)
-      .bind(13, json_text(job.extra));
+      .bind(13, json_text(job.extra))
+      .bind(14, failure_class_text(job.failure_class))
+      .bind(15, job.failure_evidence);
   KILN_TRY_VOID(use->run());
   if (db_->changes() == 0) return fail(ErrorCode::not_found, "no job with id {}", job.id);
   return {};

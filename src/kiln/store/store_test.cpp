@@ -95,9 +95,7 @@ TEST_P(StoreTest, ReopeningKeepsEverything) {
 }
 
 TEST_P(StoreTest, DatabaseFromAFutureKilnIsRefused) {
-  {
-    ASSERT_TRUE(open());
-  }
+  { ASSERT_TRUE(open()); }
   set_schema_version(latest_schema_version() + 1);
   auto store = try_open_store();
   ASSERT_FALSE(store);
@@ -205,6 +203,8 @@ TEST_P(StoreTest, RunDetailRoundTripsJobsAndSteps) {
   build.exit_code = 3;
   build.message = "step 'compile' failed";
   build.extra = {{"gpus", {"GPU-1", "GPU-2"}}};
+  build.failure_class = FailureClass::gpu_fault;
+  build.failure_evidence = "GPU 0 (GPU-1): Xid 79: GPU has fallen off the bus";
   ASSERT_TRUE(store->update_job(build));
 
   // Steps created out of order come back by index.
@@ -242,6 +242,8 @@ TEST_P(StoreTest, RunDetailRoundTripsJobsAndSteps) {
   EXPECT_EQ(got.exit_code, 3);
   EXPECT_EQ(got.message, build.message);
   EXPECT_EQ(got.extra, build.extra);
+  EXPECT_EQ(got.failure_class, FailureClass::gpu_fault);
+  EXPECT_EQ(got.failure_evidence, build.failure_evidence);
   EXPECT_EQ(got.finished_at, 2);
 
   const auto& steps = detail->jobs[0].steps;
@@ -259,6 +261,8 @@ TEST_P(StoreTest, RunDetailRoundTripsJobsAndSteps) {
   EXPECT_TRUE(detail->jobs[1].job.matrix.is_null());
   EXPECT_FALSE(detail->jobs[1].job.conclusion.has_value());
   EXPECT_FALSE(detail->jobs[1].job.exit_code.has_value());
+  EXPECT_EQ(detail->jobs[1].job.failure_class, FailureClass::none);  // stored as ''
+  EXPECT_EQ(detail->jobs[1].job.failure_evidence, "");
   EXPECT_TRUE(detail->jobs[1].steps.empty());
 }
 

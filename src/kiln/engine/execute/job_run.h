@@ -24,6 +24,7 @@
 #include "kiln/engine/execute/step_group.h"
 #include "kiln/engine/gate/benchmarks.h"
 #include "kiln/exec/actions.h"
+#include "kiln/exec/kernel_oom.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/exec/step_runner.h"
 
@@ -189,6 +190,9 @@ class JobRun : public ActionHost, public StepGroupHost {
 
   static std::string format_minutes(milliseconds duration);
 
+  // failure_class.h: the class and evidence of a failed job, from the signals gathered below.
+  void classify();
+
   // Every process the job started is gone at its end, daemons included.
   void clean_up();
 
@@ -271,6 +275,11 @@ class JobRun : public ActionHost, public StepGroupHost {
   bool timed_out_ = false;
   bool failed_ = false;
   bool store_warned_ = false;
+  // The evidence a failed job's class is read from (failure_class.h): the kernel's OOM kills
+  // while it ran, what the after-job GPU check found, and what of kiln's machinery failed.
+  std::unique_ptr<exec::OomWatch> oom_watch_;
+  AfterJob after_job_;
+  std::string infrastructure_;
   std::unique_ptr<store::LogWriter> log_;  // the job's lines, batched (store.h)
   std::optional<int> current_step_;
   std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_, test_results_file_;

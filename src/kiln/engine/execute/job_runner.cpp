@@ -13,6 +13,7 @@
 
 #include "kiln/core/subprocess.h"
 #include "kiln/engine/execute/debug_hold.h"
+#include "kiln/engine/execute/failure_class.h"
 #include "kiln/engine/execute/hash_files.h"
 #include "kiln/engine/execute/job_run.h"
 #include "kiln/engine/plan/contexts.h"
@@ -76,6 +77,7 @@ JobSummary JobRun::run() {
   summary_.matrix = setup_.instance.matrix;
   summary_.labels = setup_.labels;
   setup_.recorder->start_job(setup_.job_row);
+  oom_watch_ = std::make_unique<exec::OomWatch>();
 
   // The job boundary: parsers of what a job hands kiln return errors, so an exception here is
   // a bug. It fails this job as an infrastructure failure; the job is still cleaned up and
@@ -98,6 +100,7 @@ JobSummary JobRun::run() {
   } catch (const std::exception& e) {
     failed_ = true;
     summary_.reason = infrastructure_failure(e);
+    infrastructure_ = summary_.reason;
     log_kiln("error", summary_.reason);
     stop_gpu_telemetry();
   }
@@ -254,6 +257,9 @@ Status JobRun::start_containers(const workflow::Job& job) {
   containers_ = std::make_unique<ContainerJob>(std::move(setup));
   auto started = containers_->start();
   setup_.recorder->set_job_extra(setup_.job_row, JobExtra::containers, containers_->describe());
+  // The engine, the pull or the container failed, not the job's steps: an infrastructure failure
+  // (failure_class.h), retried where kiln.yml says so.
+  if (!started) infrastructure_ = "the job's containers did not start: " + started.error().message;
   KILN_TRY_VOID(started);
   context_.contexts["job"]["container"] = containers_->container_context();
   context_.contexts["job"]["services"] = containers_->services_context();
@@ -353,8 +359,10 @@ void JobRun::clean_up() {
   else
     for (const auto& description : *killed)
       log_kiln("kiln", fmt::format("Cleaning up: killed leftover process {}", description));
-  if (setup_.after_job)
-    for (const auto& line : setup_.after_job()) log_kiln(line.kind, line.text);
+  if (setup_.after_job) {
+    after_job_ = setup_.after_job();
+    for (const auto& line : after_job_.lines) log_kiln(line.kind, line.text);
+  }
   if (!setup_.options->keep_workspaces) {
     std::error_code ec;
     std::filesystem::remove_all(job_dir_, ec);
@@ -386,6 +394,7 @@ void JobRun::finish() {
     summary_.reason = fmt::format("the job exceeded its maximum execution time of {} minutes",
                                   job_timeout_minutes_);
   summary_.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
+  classify();
   // Every line in the store before the job is: a reader never sees a finished job's log cut.
   if (log_) {
     if (auto closed = log_->close(); !closed && !store_warned_) {
@@ -396,7 +405,9 @@ void JobRun::finish() {
   }
   JobResult result{.conclusion = summary_.conclusion,
                    .message = summary_.reason,
-                   .outputs = nlohmann::json::object()};
+                   .outputs = nlohmann::json::object(),
+                   .failure_class = summary_.failure_class,
+                   .failure_evidence = summary_.failure_evidence};
   for (const auto& [key, value] : summary_.outputs) result.outputs[key] = value;
   // $GITHUB_STEP_SUMMARY of every step, in order (masked): `kiln report`, the dashboard.
   if (!step_summary_.empty()) result.extras.emplace_back(JobExtra::step_summary, step_summary_);
@@ -413,6 +424,28 @@ void JobRun::finish() {
   setup_.recorder->finish_job(setup_.job_row, result);
 }
 
+void JobRun::classify() {
+  FailureSignals signals;
+  signals.conclusion = summary_.conclusion;
+  signals.stop = stop_reason_of(summary_);
+  signals.failure = summary_.failure ? &*summary_.failure : nullptr;
+  signals.gpu_faults = after_job_.gpu_faults;
+  signals.gpu_busy = after_job_.gpu_busy;
+  if (oom_watch_) signals.oom_kills = oom_watch_->kills();
+  signals.infrastructure = infrastructure_;
+  auto verdict = classify_failure(signals);
+  summary_.failure_class = verdict.failure_class;
+  summary_.failure_evidence = std::move(verdict.evidence);
+  if (verdict.failure_class == FailureClass::none) return;
+  log_kiln("kiln", fmt::format("Failure class: {}: {}", store::to_string(verdict.failure_class),
+                               summary_.failure_evidence));
+  // Without the kernel log, a step killed by SIGKILL cannot be told an OOM kill: say why.
+  if (verdict.failure_class == FailureClass::code && oom_watch_ && !oom_watch_->readable() &&
+      summary_.failure && summary_.failure->exit_code == 137)
+    log_kiln("kiln", fmt::format("(whether the kernel killed it for memory is not known: {})",
+                                 oom_watch_->unreadable_reason()));
+}
+
 JobSummary fail_job(const JobSetup& setup, const std::string& reason) {
   JobSummary summary;
   summary.key = setup.instance.key;
@@ -423,9 +456,13 @@ JobSummary fail_job(const JobSetup& setup, const std::string& reason) {
   summary.labels = setup.labels;
   summary.conclusion = Conclusion::failure;
   summary.reason = reason;
+  summary.failure_class = FailureClass::infra;
+  summary.failure_evidence = reason;
   setup.observer->job_line(summary.key, "error", summary.reason);
-  setup.recorder->finish_job(setup.job_row,
-                             {.conclusion = Conclusion::failure, .message = summary.reason});
+  setup.recorder->finish_job(setup.job_row, {.conclusion = Conclusion::failure,
+                                             .message = summary.reason,
+                                             .failure_class = summary.failure_class,
+                                             .failure_evidence = summary.failure_evidence});
   return summary;
 }
 

@@ -52,8 +52,8 @@ struct JobSetup {
   std::map<std::string, std::string> gpu_env;
   std::string job_token;  // KILN_JOB_TOKEN: every process of the job carries it
   // For a job holding GPUs: their after-job check, run once the job's processes are killed;
-  // returns the lines for the job's log (GpuSupervisor::after_job).
-  std::function<std::vector<JobLogLine>()> after_job;
+  // returns the lines for the job's log and what it found (GpuSupervisor::after_job).
+  std::function<AfterJob()> after_job;
   // For a job holding GPUs: names what holds them for `kiln gpus` (a debugging hold).
   std::function<void(const std::string& holder)> set_gpu_holder;
   // The granted GPUs themselves: a job container gets their device nodes (container_job.h),

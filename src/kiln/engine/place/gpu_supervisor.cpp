@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kiln/exec/process_tracker.h"
 #include "kiln/gpu/discover.h"
@@ -199,17 +200,19 @@ std::unique_ptr<gpu::GpuSampler> GpuSupervisor::make_sampler() {
   return nullptr;
 }
 
-std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
-  std::vector<JobLogLine> lines;
+AfterJob GpuSupervisor::after_job(const std::string& token) {
+  AfterJob found;
+  auto& lines = found.lines;
   kiln::MutexLock lock(mutex_);
   auto it = held_.find(token);
-  if (it == held_.end()) return lines;
+  if (it == held_.end()) return found;
   Held held = it->second;
   const auto& policy = options_.gpu_health;
   const auto give_up = Clock::now() + policy.memory_grace;
   std::set<int> pending(held.gpus.begin(), held.gpus.end());
   std::set<int> killed;
   std::string failure;
+  bool first = true;
   while (!pending.empty()) {
     if (auto refreshed = refresh_locked(true); !refreshed) {
       failure = refreshed.error().message;
@@ -219,6 +222,28 @@ std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
       int index = held.gpus[i];
       if (!pending.contains(index)) continue;
       const auto& gpu = inventory_->gpus.at(static_cast<std::size_t>(index));
+      // A fault seen right after the job happened during it (or it was left so): the GPU, not
+      // its memory, is what is wrong; waiting for the memory of a dead GPU tells nothing.
+      if (first && !gpu.faults.empty()) {
+        auto reason = fmt::format("{} (found after {})", fmt::join(gpu.faults, "; "), held.holder);
+        if (auto quarantined = host_->quarantine_gpu({gpu.uuid, reason, 0, 0, true}); !quarantined)
+          lines.push_back({"warning", fmt::format("cannot quarantine {}: {}", gpu_name(gpu),
+                                                  quarantined.error().to_string())});
+        lines.push_back(
+            {"warning",
+             fmt::format("{} quarantined: {} (`kiln gpus --release {}` once it is fixed)",
+                         gpu_name(gpu), reason, gpu.index)});
+        found.gpu_faults.push_back(
+            fmt::format("{}: {}", gpu_name(gpu), fmt::join(gpu.faults, "; ")));
+        pending.erase(index);
+        continue;
+      }
+      if (first)
+        for (const auto& process : gpu.processes)
+          if (exec::job_token_of(process.pid) != token && process.used_mib > 0)
+            found.gpu_busy.push_back(fmt::format("{}: {} MiB held by {}, not a process of the job",
+                                                 gpu_name(gpu), process.used_mib,
+                                                 exec::describe_process(process.pid)));
       for (const auto& process : gpu.processes) {
         if (killed.contains(process.pid) || exec::job_token_of(process.pid) != token) continue;
         auto description = exec::describe_process(process.pid);
@@ -232,6 +257,7 @@ std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
       if (gpu.memory_used_mib <= gpu::memory_limit_after_job(gpu, held.baseline_mib[i], policy))
         pending.erase(index);
     }
+    first = false;
     if (pending.empty() || Clock::now() >= give_up) break;
     lock.unlock();
     std::this_thread::sleep_for(k_after_job_poll);
@@ -264,7 +290,7 @@ std::vector<JobLogLine> GpuSupervisor::after_job(const std::string& token) {
     lines.push_back({"warning", fmt::format("cannot release the GPU leases: {}",
                                             released.error().to_string())});
   held_.erase(token);
-  return lines;
+  return found;
 }
 
 Result<std::vector<GpuState>> GpuSupervisor::states() {

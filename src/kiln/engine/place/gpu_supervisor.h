@@ -46,6 +46,17 @@ struct JobLogLine {
   std::string text;
 };
 
+// What the after-job check found (GpuSupervisor::after_job): the lines for the job's log, and the
+// evidence a failed job's class is read from (engine/execute/failure_class.h).
+struct AfterJob {
+  std::vector<JobLogLine> lines;
+  // The job's GPUs that reported a fault (Xid, ECC, RAS) or were no longer listed by the
+  // driver right after it, each quarantined: "GPU 0 (GPU-…): Xid 79 …".
+  std::vector<std::string> gpu_faults;
+  // Memory on the job's GPUs held by processes that were not the job's.
+  std::vector<std::string> gpu_busy;
+};
+
 class GpuSupervisor {
  public:
   explicit GpuSupervisor(const RunOptions& options) : options_(options) {}
@@ -68,11 +79,11 @@ class GpuSupervisor {
   // the last snapshot(). Remembers each GPU's memory in use now as the job's baseline.
   Result<bool> lease(const std::vector<int>& gpus, const store::GpuLease& job) EXCLUDES(mutex_);
 
-  // After the job with this token ended: kills its processes still on its GPUs (named in the
-  // returned lines), waits up to the grace period for each GPU's memory to come back to its
-  // baseline, quarantines the GPUs whose memory does not, and releases the job's leases.
-  // Returns the lines for the job's log.
-  std::vector<JobLogLine> after_job(const std::string& token) EXCLUDES(mutex_);
+  // After the job with this token ended: quarantines its GPUs that report a fault (or vanished),
+  // kills its processes still on the others (named in the returned lines), waits up to the grace
+  // period for each GPU's memory to come back to its baseline, quarantines the GPUs whose memory
+  // does not, and releases the job's leases.
+  AfterJob after_job(const std::string& token) EXCLUDES(mutex_);
 
   // What `kiln gpus` shows as the holder of the job's GPUs (a failed job held for debugging).
   Status set_holder(const std::string& token, const std::string& holder) EXCLUDES(mutex_);

@@ -110,6 +110,8 @@ void StoreRunRecorder::finish_job(std::int64_t job_id, const JobResult& result) 
     row.status = to_job_status(result.conclusion);
     row.conclusion = result.conclusion;
     row.message = result.message;
+    row.failure_class = result.failure_class;
+    row.failure_evidence = result.failure_evidence;
     row.finished_at = clock_.wall_ms();
     if (!result.outputs.is_null()) row.outputs = result.outputs;
     if (!row.extra.is_object()) row.extra = nlohmann::json::object();

@@ -43,6 +43,8 @@ struct JobResult {
   std::string message = {};          // why it was skipped, cancelled or failed
   nlohmann::json outputs = nullptr;  // null: left as they are
   std::vector<std::pair<JobExtra, nlohmann::json>> extras = {};
+  store::FailureClass failure_class = store::FailureClass::none;  // failure_class.h
+  std::string failure_evidence = {};
 };
 
 class RunRecorder {

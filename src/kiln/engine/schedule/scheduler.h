@@ -209,7 +209,8 @@ class Scheduler final {
   // planned) as one instance that is finished at once.
   void skip(WorkflowState& wf, Node& node, Conclusion conclusion, const std::string& reason);
 
-  void finish_instance_now(Instance& instance, Conclusion conclusion, const std::string& reason);
+  void finish_instance_now(Instance& instance, Conclusion conclusion, const std::string& reason,
+                           store::FailureClass failure_class = store::FailureClass::code);
 
   // Starts queued instances while slots are free, in plan order (FIFO). GPU jobs go through
   // one gpu::QueuePass: the first that must wait reserves its GPUs, later ones backfill around

@@ -10,8 +10,10 @@
 
 namespace kiln::engine {
 
+using store::FailureClass;
+
 void Scheduler::finish_instance_now(Instance& instance, Conclusion conclusion,
-                                    const std::string& reason) {
+                                    const std::string& reason, FailureClass failure_class) {
   instance.state = Instance::State::done;
   release(instance.claim);
   instance.summary.key = instance.planned.key;
@@ -22,7 +24,17 @@ void Scheduler::finish_instance_now(Instance& instance, Conclusion conclusion,
   instance.summary.labels = instance.labels;
   instance.summary.conclusion = conclusion;
   instance.summary.reason = reason;
-  recorder_.finish_job(instance.job_row, {.conclusion = conclusion, .message = reason});
+  // A job that never ran failed for its plan (the code's) unless the caller knows better; one
+  // cancelled before it started was cancelled.
+  if (conclusion == Conclusion::cancelled) failure_class = FailureClass::cancelled;
+  if (conclusion != Conclusion::failure && conclusion != Conclusion::cancelled)
+    failure_class = FailureClass::none;
+  instance.summary.failure_class = failure_class;
+  instance.summary.failure_evidence = failure_class == FailureClass::none ? "" : reason;
+  recorder_.finish_job(instance.job_row, {.conclusion = conclusion,
+                                          .message = reason,
+                                          .failure_class = instance.summary.failure_class,
+                                          .failure_evidence = instance.summary.failure_evidence});
   if (conclusion == Conclusion::failure) observer_.job_line(shown(instance), "error", reason);
   finished_to_observer(instance);
 }
@@ -37,6 +49,7 @@ void Scheduler::on_instance_finished(WorkflowState& wf, Node& node, Instance& in
   // Ctrl-C), which the job itself cannot know.
   if (summary.conclusion == Conclusion::cancelled && instance.stop.kind != StopReason::Kind::none) {
     if (summary.reason.empty()) summary.reason = instance.stop.text;
+    summary.failure_evidence = instance.stop.text;
     outcome.stop = instance.stop;
   }
   summary.order = ++finished_count_;
@@ -144,6 +157,7 @@ void Scheduler::maybe_finish_caller(WorkflowState& wf, Node& node) {
 WorkflowRunSummary Scheduler::finish_workflow(WorkflowState& wf) {
   WorkflowRunSummary summary;
   summary.run_id = wf.run.id;
+  summary.attempt = wf.run.attempt;
   summary.workflow_path = wf.selected->path;
   summary.workflow_name = wf.selected->name;
   summary.duration =

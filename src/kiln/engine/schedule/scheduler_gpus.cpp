@@ -7,12 +7,14 @@
 
 namespace kiln::engine {
 
+using store::FailureClass;
+
 // False when the instance must wait, or failed.
 bool Scheduler::place_on_gpus(Instance& instance) {
   if (instance.token.empty()) instance.token = job_token(instance);
   if (!instance.gpu_request.wants_gpus()) return true;
-  auto fail_instance = [&](const std::string& reason) {
-    finish_instance_now(instance, Conclusion::failure, reason);
+  auto fail_instance = [&](const std::string& reason, FailureClass failure_class) {
+    finish_instance_now(instance, Conclusion::failure, reason, failure_class);
     maybe_finish_node(*instance.node->workflow, *instance.node);
     return false;
   };
@@ -36,11 +38,12 @@ bool Scheduler::place_on_gpus(Instance& instance) {
       }
       return false;
     case Placement::Verdict::never:
-      return fail_instance(fmt::format("{}: runs-on asks for {}: {}",
-                                       instance.gpu_where.to_string(),
-                                       instance.gpu_request.to_string(), placement.reason));
-    case Placement::Verdict::error:
-      return fail_instance(placement.reason);
+      return fail_instance(
+          fmt::format("{}: runs-on asks for {}: {}", instance.gpu_where.to_string(),
+                      instance.gpu_request.to_string(), placement.reason),
+          FailureClass::code);
+    case Placement::Verdict::error:  // the GPU layer (provider, host store) failed
+      return fail_instance(placement.reason, FailureClass::infra);
   }
   return false;
 }
