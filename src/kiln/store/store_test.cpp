@@ -95,7 +95,9 @@ TEST_P(StoreTest, ReopeningKeepsEverything) {
 }
 
 TEST_P(StoreTest, DatabaseFromAFutureKilnIsRefused) {
-  { ASSERT_TRUE(open()); }
+  {
+    ASSERT_TRUE(open());
+  }
   set_schema_version(latest_schema_version() + 1);
   auto store = try_open_store();
   ASSERT_FALSE(store);
