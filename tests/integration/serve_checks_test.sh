@@ -123,15 +123,7 @@ expect_contains "$(cat "$ITEST_DIR/bad.err")" \
   "the error names the key's line and column"
 
 write_config app.pem
-"$KILN" serve --config "$ITEST_DIR/kiln.yml" --port-file "$ITEST_DIR/port" \
-  >"$ITEST_DIR/serve.out" 2>"$ITEST_DIR/serve.err" &
-SERVE_PID=$!
-itest_track_pid "$SERVE_PID"
-wait_until 60 test -s "$ITEST_DIR/port" || {
-  cat "$ITEST_DIR/serve.err" >&2
-  itest_die "kiln serve did not start listening"
-}
-SERVE_BASE="http://127.0.0.1:$(cat "$ITEST_DIR/port")"
+serve_launch
 SERVE_SECRET="$secret"
 
 cat >"$ITEST_DIR/push.json" <<EOF

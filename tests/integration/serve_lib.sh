@@ -22,6 +22,13 @@ serve:
       clone_url: $2
       webhook_secret: $SERVE_SECRET
 EOF
+  serve_launch
+}
+
+# serve_launch: starts kiln serve (tracked) on the $ITEST_DIR/kiln.yml already written and sets
+# $SERVE_PID and $SERVE_BASE.
+serve_launch() {
+  rm -f "$ITEST_DIR/port"
   "$KILN" serve --config "$ITEST_DIR/kiln.yml" --port-file "$ITEST_DIR/port" \
     >"$ITEST_DIR/serve.out" 2>"$ITEST_DIR/serve.err" &
   SERVE_PID=$!
