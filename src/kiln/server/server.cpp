@@ -1,10 +1,9 @@
 #include "kiln/server/server.h"
 
 #include <httplib.h>
-
 #include <openssl/crypto.h>
-#include <charconv>
 
+#include <charconv>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
