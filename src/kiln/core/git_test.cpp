@@ -79,13 +79,5 @@ TEST(Git, FailureGivesGitsReason) {
   fs::remove_all(repo);
 }
 
-TEST(Text, TrimRemovesCLocaleSpaceAtBothEnds) {
-  EXPECT_EQ(trim("  a b \t\r\n"), "a b");
-  EXPECT_EQ(trim("\v\fx\f"), "x");
-  EXPECT_EQ(trim(" \t\n"), "");
-  EXPECT_EQ(trim(""), "");
-  EXPECT_EQ(trim("x"), "x");
-}
-
 }  // namespace
 }  // namespace kiln::core

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <utility>
 
+#include "kiln/core/text.h"
+
 namespace kiln::exec {
 namespace {
 
@@ -12,29 +14,6 @@ bool blank(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
   });
-}
-
-std::string base64(std::string_view bytes, bool url_safe, bool pad) {
-  const char* alphabet = url_safe
-                             ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-                             : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const unsigned v = static_cast<unsigned char>(bytes[i]) << 16 |
-                       static_cast<unsigned char>(bytes[i + 1]) << 8 |
-                       static_cast<unsigned char>(bytes[i + 2]);
-    for (int shift = 18; shift >= 0; shift -= 6) out += alphabet[(v >> shift) & 63];
-  }
-  if (!pad || i == bytes.size()) return out;
-  const bool two = i + 2 == bytes.size();
-  const unsigned v = static_cast<unsigned char>(bytes[i]) << 16 |
-                     (two ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0u);
-  out += alphabet[(v >> 18) & 63];
-  out += alphabet[(v >> 12) & 63];
-  out += two ? alphabet[(v >> 6) & 63] : '=';
-  out += '=';
-  return out;
 }
 
 std::string json_escape(std::string_view text) {
@@ -99,11 +78,11 @@ std::string percent_encode(std::string_view text, bool lower, bool plus) {
 std::vector<std::string> encoded_forms(std::string_view value) {
   std::vector<std::string> forms;
   for (bool url_safe : {false, true}) {
-    forms.push_back(base64(value, url_safe, true));
+    forms.push_back(core::base64(value, url_safe));
     // A value preceded by `shift` bytes of another text (mod 3): the groups its bytes decide.
     for (std::size_t shift = 0; shift < 3 && shift < value.size(); ++shift) {
       const auto rest = value.substr(shift);
-      forms.push_back(base64(rest.substr(0, rest.size() / 3 * 3), url_safe, false));
+      forms.push_back(core::base64(rest.substr(0, rest.size() / 3 * 3), url_safe));
     }
   }
   forms.push_back(json_escape(value));

@@ -12,6 +12,7 @@
 #include "kiln/container/host_options.h"
 #include "kiln/container/options.h"
 #include "kiln/container/tools.h"
+#include "kiln/core/text.h"
 #include "kiln/engine/execute/container_job.h"
 
 namespace kiln::engine {
@@ -19,28 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
-
-std::string base64(std::string_view in) {
-  static constexpr char k_alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
-                 (static_cast<unsigned char>(in[i + 1]) << 8) |
-                 static_cast<unsigned char>(in[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out.push_back(k_alphabet[(v >> shift) & 63]);
-  }
-  if (i < in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out.push_back(k_alphabet[(v >> 18) & 63]);
-    out.push_back(k_alphabet[(v >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? k_alphabet[(v >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
 
 // The registry part of an image reference, as an auth file keys it.
 std::string registry_of(std::string_view image) {
@@ -104,7 +83,7 @@ Result<container::ImageInfo> ContainerJob::image_for(const Prepared& prepared) {
     std::ofstream out(*authfile);
     ::chmod(authfile->c_str(), 0600);
     nlohmann::json auth = {
-        {"auths", {{registry_of(image), {{"auth", base64(user + ":" + password)}}}}}};
+        {"auths", {{registry_of(image), {{"auth", core::base64(user + ":" + password)}}}}}};
     out << auth.dump();
   }
   auto info = cli_->ensure_image(image, setup_.pull_policy, authfile);
