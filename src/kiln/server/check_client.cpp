@@ -1,6 +1,5 @@
 #include "kiln/server/check_client.h"
 
-#include <httplib.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -13,31 +12,10 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "kiln/core/text.h"
+
 namespace kiln::server {
 namespace {
-
-std::string base64url(std::string_view data) {
-  static constexpr char k_alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    const unsigned n = (static_cast<unsigned char>(data[i]) << 16) |
-                       (static_cast<unsigned char>(data[i + 1]) << 8) |
-                       static_cast<unsigned char>(data[i + 2]);
-    out += {k_alphabet[(n >> 18) & 63], k_alphabet[(n >> 12) & 63], k_alphabet[(n >> 6) & 63],
-            k_alphabet[n & 63]};
-  }
-  if (i + 1 == data.size()) {
-    const unsigned n = static_cast<unsigned char>(data[i]) << 16;
-    out += {k_alphabet[(n >> 18) & 63], k_alphabet[(n >> 12) & 63]};
-  } else if (i + 2 == data.size()) {
-    const unsigned n = (static_cast<unsigned char>(data[i]) << 16) |
-                       (static_cast<unsigned char>(data[i + 1]) << 8);
-    out += {k_alphabet[(n >> 18) & 63], k_alphabet[(n >> 12) & 63], k_alphabet[(n >> 6) & 63]};
-  }
-  return out;
-}
 
 struct KeyFree {
   void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
@@ -73,16 +51,6 @@ std::string iso_time(std::chrono::system_clock::time_point time) {
   return text;
 }
 
-Status answered(const httplib::Result& response, const std::string& what, int* status = nullptr) {
-  if (!response)
-    return fail(ErrorCode::io_error, "{}: {}", what, httplib::to_string(response.error()));
-  if (status) *status = response->status;
-  if (response->status < 200 || response->status >= 300)
-    return fail(ErrorCode::io_error, "{}: HTTP {}: {}", what, response->status,
-                response->body.substr(0, 200));
-  return {};
-}
-
 }  // namespace
 
 Result<std::string> github_app_jwt(std::int64_t app_id, const std::filesystem::path& key_file,
@@ -93,7 +61,8 @@ Result<std::string> github_app_jwt(std::int64_t app_id, const std::filesystem::p
   const nlohmann::json claims = {{"iat", seconds.count() - 60},
                                  {"exp", seconds.count() + 9 * 60},
                                  {"iss", std::to_string(app_id)}};
-  const std::string signing_input = base64url(header.dump()) + "." + base64url(claims.dump());
+  const std::string signing_input =
+      core::base64(header.dump(), true, false) + "." + core::base64(claims.dump(), true, false);
   std::unique_ptr<EVP_MD_CTX, ContextFree> context(EVP_MD_CTX_new());
   std::size_t length = 0;
   if (!context ||
@@ -108,7 +77,7 @@ Result<std::string> github_app_jwt(std::int64_t app_id, const std::filesystem::p
                      signing_input.size()) != 1)
     return make_error(ErrorCode::internal, "cannot sign the GitHub App's JWT");
   signature.resize(length);
-  return signing_input + "." + base64url(signature);
+  return signing_input + "." + core::base64(signature, true, false);
 }
 
 Status check_checks_config(const config::ServeChecks& checks) {
@@ -120,15 +89,8 @@ Status check_checks_config(const config::ServeChecks& checks) {
   return {};
 }
 
-CheckClient::CheckClient(config::ServeChecks checks) : checks_(std::move(checks)) {
-  std::string url = checks_.api_url;
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  const auto scheme_end = url.find("://");
-  const auto path_start =
-      scheme_end == std::string::npos ? std::string::npos : url.find('/', scheme_end + 3);
-  origin_ = url.substr(0, path_start);
-  prefix_ = path_start == std::string::npos ? "" : url.substr(path_start);
-}
+CheckClient::CheckClient(config::ServeChecks checks)
+    : checks_(std::move(checks)), api_(checks_.api_url) {}
 
 Result<std::string> CheckClient::authorization() {
   if (!checks_.token.empty()) return "token " + checks_.token;
@@ -137,21 +99,14 @@ Result<std::string> CheckClient::authorization() {
   if (!installation_token_.empty() && now < token_until_) return "token " + installation_token_;
   KILN_TRY(auto jwt, github_app_jwt(checks_.app_id, checks_.private_key_file,
                                     std::chrono::system_clock::now()));
-  httplib::Client client(origin_);
-  client.set_connection_timeout(10);
-  client.set_read_timeout(30);
-  const httplib::Headers headers = {{"Accept", "application/vnd.github+json"},
-                                    {"User-Agent", "kiln"},
-                                    {"Authorization", "Bearer " + jwt}};
   const std::string path =
-      fmt::format("{}/app/installations/{}/access_tokens", prefix_, checks_.installation_id);
-  auto response = client.Post(path, headers, "", "application/json");
-  KILN_TRY_VOID(answered(response, "installation token: POST " + origin_ + path));
-  auto body = nlohmann::json::parse(response->body, nullptr, false);
+      fmt::format("/app/installations/{}/access_tokens", checks_.installation_id);
+  KILN_TRY(auto answer, api_.send("POST", path, "Bearer " + jwt, "", "installation token"));
+  auto body = nlohmann::json::parse(answer, nullptr, false);
   if (!body.is_object() || !body.contains("token") || !body["token"].is_string())
     return make_error(
         ErrorCode::io_error,
-        fmt::format("installation token: POST {}{}: no token in the answer", origin_, path));
+        fmt::format("installation token: POST {}{}: no token in the answer", api_.url(), path));
   installation_token_ = body["token"].get<std::string>();
   // Installation tokens last an hour; one is used for 50 minutes.
   token_until_ = now + std::chrono::minutes(50);
@@ -160,38 +115,26 @@ Result<std::string> CheckClient::authorization() {
 
 Result<std::int64_t> CheckClient::start(const std::string& repository, const CheckRunStart& run) {
   KILN_TRY(auto auth, authorization());
-  httplib::Client client(origin_);
-  client.set_connection_timeout(10);
-  client.set_read_timeout(30);
-  const httplib::Headers headers = {
-      {"Accept", "application/vnd.github+json"}, {"User-Agent", "kiln"}, {"Authorization", auth}};
   nlohmann::json body = {{"name", run.name},
                          {"head_sha", run.head_sha},
                          {"status", "in_progress"},
                          {"started_at", iso_time(std::chrono::system_clock::now())},
                          {"external_id", run.external_id}};
   if (!run.details_url.empty()) body["details_url"] = run.details_url;
-  const std::string path = fmt::format("{}/repos/{}/check-runs", prefix_, repository);
-  auto response = client.Post(path, headers, body.dump(), "application/json");
-  KILN_TRY_VOID(
-      answered(response, fmt::format("check run {}: POST {}{}", run.name, origin_, path)));
-  auto answer = nlohmann::json::parse(response->body, nullptr, false);
-  if (!answer.is_object() || !answer.contains("id") || !answer["id"].is_number_integer())
-    return make_error(
-        ErrorCode::io_error,
-        fmt::format("check run {}: POST {}{}: no id in the answer", run.name, origin_, path));
-  return answer["id"].get<std::int64_t>();
+  const std::string path = fmt::format("/repos/{}/check-runs", repository);
+  const std::string what = fmt::format("check run {}", run.name);
+  KILN_TRY(auto answer, api_.send("POST", path, auth, body.dump(), what));
+  auto created = nlohmann::json::parse(answer, nullptr, false);
+  if (!created.is_object() || !created.contains("id") || !created["id"].is_number_integer())
+    return make_error(ErrorCode::io_error,
+                      fmt::format("{}: POST {}{}: no id in the answer", what, api_.url(), path));
+  return created["id"].get<std::int64_t>();
 }
 
 Status CheckClient::complete(const std::string& repository, std::int64_t id,
                              const CheckOutput& output) {
   KILN_TRY(auto auth, authorization());
-  httplib::Client client(origin_);
-  client.set_connection_timeout(10);
-  client.set_read_timeout(30);
-  const httplib::Headers headers = {
-      {"Accept", "application/vnd.github+json"}, {"User-Agent", "kiln"}, {"Authorization", auth}};
-  const std::string path = fmt::format("{}/repos/{}/check-runs/{}", prefix_, repository, id);
+  const std::string path = fmt::format("/repos/{}/check-runs/{}", repository, id);
   const auto& annotations = output.annotations;
   std::size_t sent = 0;
   do {
@@ -209,8 +152,7 @@ Status CheckClient::complete(const std::string& repository, std::int64_t id,
       body["conclusion"] = output.conclusion;
       body["completed_at"] = iso_time(std::chrono::system_clock::now());
     }
-    auto response = client.Patch(path, headers, body.dump(), "application/json");
-    KILN_TRY_VOID(answered(response, fmt::format("check run {}: PATCH {}{}", id, origin_, path)));
+    KILN_TRY_VOID(api_.send("PATCH", path, auth, body.dump(), fmt::format("check run {}", id)));
   } while (sent < annotations.size());
   return {};
 }

@@ -16,6 +16,7 @@
 #include "kiln/config/host_config.h"
 #include "kiln/core/result.h"
 #include "kiln/server/check_output.h"
+#include "kiln/server/forge_api.h"
 #include "kiln/store/store.h"
 
 namespace kiln::server {
@@ -49,7 +50,7 @@ class CheckClient {
   Result<std::string> authorization();
 
   config::ServeChecks checks_;
-  std::string origin_, prefix_;  // api_url split into what httplib::Client takes and the path
+  ForgeApi api_;
   std::mutex mutex_;
   std::string installation_token_;
   std::chrono::steady_clock::time_point token_until_{};

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kiln/core/result.h"
+#include "kiln/server/forge_api.h"
 
 namespace kiln::server {
 
@@ -26,7 +27,7 @@ class StatusClient {
               const CommitStatus& status) const;
 
  private:
-  std::string api_url_;
+  ForgeApi api_;
   std::string token_;
 };
 
