@@ -1,5 +1,6 @@
 #include "kiln/engine/execute/container_job.h"
 #include "kiln/core/run_as.h"
+#include "kiln/engine/execute/container_step_launcher.h"
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -75,127 +76,6 @@ void remove_orphan_helper_dirs() {
 }
 
 }  // namespace
-
-// Runs a step's command with `exec` in the job container (see exec/step_launcher.h).
-// With the step helper (helper/step_helper.cpp), `kiln-step-helper run SOCKET DIR -- ARGV` on
-// the host asks the helper serving in the container to start ARGV; else `podman exec`.
-class ContainerJob::Launcher : public exec::StepLauncher {
- public:
-  Launcher(const container::EngineCli& cli, std::string container,
-           std::optional<std::filesystem::path> helper, std::filesystem::path socket)
-      : cli_(cli),
-        container_(std::move(container)),
-        host_env_(core::current_environment()),
-        helper_(std::move(helper)),
-        socket_(std::move(socket)) {}
-
-  // argv that runs `argv` in the container in `cwd`, with the step's environment when the
-  // spawned process has it.
-  std::vector<std::string> helper_argv(const std::vector<std::string>& argv,
-                                       const std::filesystem::path& cwd) const {
-    std::vector<std::string> out{helper_->string(), "run", socket_.string(), cwd.string(), "--"};
-    out.insert(out.end(), argv.begin(), argv.end());
-    return out;
-  }
-
-  std::optional<std::filesystem::path> find_program(std::string_view program,
-                                                    std::string_view path_list) override {
-    std::lock_guard lock(mutex_);  // background steps start at once (step_launcher.h)
-    std::string key = fmt::format("{}\n{}", program, path_list);
-    if (auto it = found_.find(key); it != found_.end()) return it->second;
-    std::optional<std::filesystem::path> result;
-    if (program.find('/') != std::string_view::npos) {
-      result = std::filesystem::path(program);
-    } else {
-      std::vector<std::string> probe{"sh",
-                                     "-c",
-                                     "PATH=\"$1\" command -v \"$2\"",
-                                     "sh",
-                                     std::string(path_list),
-                                     std::string(program)};
-      Result<std::string> output;
-      if (helper_) {
-        auto ran = core::run_command(helper_argv(probe, "/"), {}, std::nullopt, 60s);
-        if (ran && ran->ok()) {
-          std::string text = ran->out;
-          while (!text.empty() && text.back() == '\n') text.pop_back();
-          output = text;
-        } else {
-          output = std::unexpected(Error{ErrorCode::not_found, "not found", {}});
-        }
-      } else {
-        std::vector<std::string> args{"exec", container_};
-        args.insert(args.end(), probe.begin(), probe.end());
-        output = cli_.run(args, 60s);
-      }
-      // A path; or the bare name for a shell builtin (busybox's applets): `exec` finds it.
-      if (output && !output->empty())
-        result = output->front() == '/' ? std::filesystem::path(*output)
-                                        : std::filesystem::path(program);
-    }
-    found_[key] = result;
-    return result;
-  }
-
-  Result<core::SpawnOptions> launch(std::vector<std::string> argv, core::Environment env,
-                                    std::filesystem::path cwd) override {
-    // Each step's processes carry a token of their own, so that a step that timed out can be
-    // stopped inside the container without touching what earlier steps left running.
-    std::string& token = env[std::string(exec::k_job_token_variable)];
-    {
-      std::lock_guard lock(mutex_);
-      token = fmt::format("{}.s{}", token, ++steps_);
-    }
-    core::SpawnOptions spawn;
-    if (helper_) {
-      spawn.argv = helper_argv(argv, cwd);
-      spawn.env = std::move(env);
-      return spawn;
-    }
-    spawn.argv = {cli_.engine().program.string(), "exec"};
-    if (!cwd.empty()) {
-      spawn.argv.push_back("-w");
-      spawn.argv.push_back(cwd.string());
-    }
-    // `-e NAME` without a value: the engine copies the value from its own environment, so no
-    // value (a secret) appears on a command line that `ps` shows.
-    core::Environment engine_env = host_env_;
-    for (const auto& [key, value] : env) {
-      spawn.argv.push_back("-e");
-      spawn.argv.push_back(key);
-      engine_env[key] = value;
-    }
-    spawn.argv.push_back(container_);
-    spawn.argv.insert(spawn.argv.end(), argv.begin(), argv.end());
-    // The engine runs with the step's PATH (the container's): it is started by its absolute
-    // path and finds its runtime through its own configuration.
-    spawn.env = std::move(engine_env);
-    return spawn;
-  }
-
-  // The step helper forwards SIGINT and SIGTERM to the step's process group itself; `exec`
-  // does not: the step's processes are visible from the host (rootful engine) and carry its
-  // token.
-  void signalled(std::string_view token, int signal) override {
-    if (helper_ || token.empty()) return;
-    for (pid_t pid : exec::find_job_processes(token)) ::kill(pid, signal);
-  }
-
-  void stopped(std::string_view token) override {
-    // Stopping `exec` (or the helper's client) does not stop what it started in the container.
-    if (!token.empty()) (void)exec::kill_job_processes(token);
-  }
-
- private:
-  const container::EngineCli& cli_;
-  std::string container_;
-  core::Environment host_env_;
-  std::optional<std::filesystem::path> helper_;
-  std::filesystem::path socket_;
-  std::map<std::string, std::optional<std::filesystem::path>> found_;
-  std::mutex mutex_;  // found_ and steps_
-  int steps_ = 0;
-};
 
 ContainerJob::ContainerJob(ContainerJobSetup setup)
     : setup_(std::move(setup)), suffix_(random_suffix()) {}
@@ -499,7 +379,7 @@ Status ContainerJob::launch_job_container(Prepared& prepared) {
   }
   // Last: the image's own programs win over kiln's.
   if (prepared.has_kiln) container_path_ += ":" + std::string(container::k_tools_bin_in_container);
-  launcher_ = std::make_unique<Launcher>(*cli_, run.name, prepared.helper, prepared.socket);
+  launcher_ = make_container_step_launcher(*cli_, run.name, prepared.helper, prepared.socket);
   return {};
 }
 

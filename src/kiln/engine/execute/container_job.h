@@ -100,8 +100,6 @@ class ContainerJob {
   };
   std::vector<Phase> phases() const;
 
-  class Launcher;
-
  private:
   struct Started {
     std::string key;  // "" for the job container
@@ -173,7 +171,7 @@ class ContainerJob {
   std::string container_path_;
   std::optional<std::filesystem::path> helper_dir_;  // the helper's socket directory
   std::filesystem::path helper_socket_;
-  std::unique_ptr<Launcher> launcher_;
+  std::unique_ptr<exec::StepLauncher> launcher_;  // container_step_launcher.h
   std::string suffix_;
   bool stopped_ = false;
   mutable std::mutex phases_mutex_;  // services start in parallel
