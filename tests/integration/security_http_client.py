@@ -9,6 +9,7 @@ one JSON line: {"status": CODE or null, "closed": bool, ...}.
     security_http_client.py PORT connections N                 N idle connections at once
 """
 import json
+import select
 import socket
 import sys
 import time
@@ -124,19 +125,33 @@ def raw(port, text):
 
 
 def connections(port, n):
+    """Opens N idle connections and waits for each one's fate: a 429 answer (refused at once) or
+    the server closing it when its keep-alive wait ends. No fixed sleep: on a loaded machine the
+    server's workers may reach the refused ones late, and they are still refused then, since
+    the first ones hold their slots for the whole keep-alive wait."""
     socks = [connect(port, timeout=3) for _ in range(n)]
-    time.sleep(1.5)  # less than the keep-alive wait: the first ones are still open
-    refused = 0
     for sock in socks:
         sock.setblocking(False)
-        try:
-            if sock.recv(65536).startswith(b"HTTP/1.1 429"):
+    refused, closed, pending = 0, 0, set(range(n))
+    deadline = time.monotonic() + 30
+    while pending and time.monotonic() < deadline:
+        ready, _, _ = select.select([socks[i] for i in pending], [], [], 1.0)
+        for sock in ready:
+            i = socks.index(sock)
+            try:
+                data = sock.recv(65536)
+            except BlockingIOError:
+                continue
+            except ConnectionResetError:
+                data = b""
+            if data.startswith(b"HTTP/1.1 429"):
                 refused += 1
-        except (BlockingIOError, ConnectionResetError):
-            pass
+            else:
+                closed += 1
+            pending.discard(i)
     for sock in socks:
         sock.close()
-    return {"opened": n, "refused_429": refused}
+    return {"opened": n, "refused_429": refused, "closed_idle": closed, "unanswered": len(pending)}
 
 
 def main():

@@ -90,6 +90,7 @@ result="$(client connections 70)"
 echo "  (70 idle connections: $result)"
 echo "$result" >"$ITEST_DIR/last.out"
 expect_json 'd["refused_429"]' 6 "connections past 64 from one address get 429"
+expect_json 'd["closed_idle"]' 64 "the 64 idle ones are closed when their keep-alive wait ends"
 wait_until 20 curl -sSf -o /dev/null "$SERVE_BASE/healthz"
 http GET /healthz
 expect_status 200 "the server answers again once the idle connections are gone"
