@@ -470,6 +470,19 @@ bool BoundedHttpsServer::process_and_close_socket(socket_t sock) {
       });
 }
 
+namespace {
+// The listening socket is a protected member of httplib::Server: a pointer to it, taken through
+// a class that makes the name public, reads it from any server.
+struct ListeningSocket : httplib::Server {
+  using httplib::Server::svr_sock_;
+};
+}  // namespace
+
+bool widen_listen_backlog(httplib::Server& http) {
+  const socket_t sock = (http.*&ListeningSocket::svr_sock_).load();
+  return sock != INVALID_SOCKET && ::listen(sock, SOMAXCONN) == 0;
+}
+
 void close_after_response() {
   if (t_connection) t_connection->close_after();
 }

@@ -80,6 +80,12 @@ class BoundedHttpsServer : public httplib::SSLServer {
   ClientSlots slots_;
 };
 
+// httplib (Debian's build) listens with a backlog of 5: a burst of connections beyond it has its
+// SYNs dropped and waits for the client's retries (1 s, then 3 s...). Called once `http` is
+// bound, before listen_after_bind: the backlog becomes SOMAXCONN (Linux takes a second listen()
+// on a listening socket as a new backlog). False when there is no bound socket.
+bool widen_listen_backlog(httplib::Server& http);
+
 // Called from a handler: the connection is closed after this answer (a body left unread).
 void close_after_response();
 

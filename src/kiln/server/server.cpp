@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
@@ -114,6 +115,9 @@ class Service {
       port = 0;
     }
     if (port == 0) return std::unexpected(bind_failure(serve_.listen_host, serve_.listen_port));
+    if (!widen_listen_backlog(http_))
+      spdlog::warn("kiln serve: the listening socket's backlog stays httplib's 5: {}",
+                   std::strerror(errno));
     // Links in statuses and check runs name the bound port (listen: HOST:0 included).
     if (!queue_.has_public_url())
       queue_.set_public_url(
