@@ -1,5 +1,6 @@
-// Fuzz target for container `options:` (kiln/container/options.h) and health-check durations
-// (engine/execute/container_job.h parse_duration): the input is an options string. Must never crash
+// Fuzz target for container `options:` (kiln/container/options.h) and durations in both spellings
+// (core/time.h parse_duration, which health-check options go through): the input is an options
+// string. Must never crash
 // or hang. Properties checked: whatever is accepted contains no refused flag (--privileged, a host
 // namespace, a GPU flag that would bypass the grant), and splitting the words of a quoted re-join
 // gives the same words back.
@@ -10,7 +11,7 @@
 #include <string_view>
 
 #include "kiln/container/options.h"
-#include "kiln/engine/execute/container_job.h"
+#include "kiln/core/time.h"
 
 namespace {
 
@@ -36,9 +37,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto again = kiln::container::split_words(joined);
     if (!again || *again != *words) std::abort();
   }
-  // The health durations of services go through this parser too.
-  if (auto duration = kiln::engine::parse_duration(input); duration && duration->count() < 0)
-    std::abort();
+  // The health durations of services go through this parser too; nothing it accepts is negative.
+  for (auto syntax : {kiln::core::DurationSyntax::kiln, kiln::core::DurationSyntax::engine})
+    if (auto duration = kiln::core::parse_duration(input, syntax);
+        duration && duration->count() < 0)
+      std::abort();
   auto options = kiln::container::parse_options(input, {"fuzz.yml", 1, 1});
   if (!options) return 0;
   const auto& args = options->args;

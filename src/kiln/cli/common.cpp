@@ -115,13 +115,6 @@ Result<std::pair<std::string, std::string>> split_assignment(const std::string& 
   return std::pair{text.substr(0, eq), text.substr(eq + 1)};
 }
 
-std::string format_duration(std::chrono::milliseconds duration) {
-  auto ms = duration.count();
-  if (ms < 1000) return fmt::format("{}ms", ms);
-  if (ms < 60'000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000.0);
-  return fmt::format("{}m{:02}s", ms / 60'000, (ms / 1000) % 60);
-}
-
 Result<std::optional<std::filesystem::path>> actions_mirror(const std::string& option) {
   std::string value = option;
   std::string source = "--actions-mirror";

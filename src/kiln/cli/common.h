@@ -40,9 +40,6 @@ Result<std::map<std::string, std::string>> read_dotenv(const std::filesystem::pa
 Result<std::pair<std::string, std::string>> split_assignment(const std::string& text,
                                                              const std::string& option);
 
-// "1.2s", "3m04s", "250ms".
-std::string format_duration(std::chrono::milliseconds duration);
-
 // --actions-mirror DIR, else $KILN_ACTIONS_MIRROR, else none. A directory that does not exist is
 // bad input.
 Result<std::optional<std::filesystem::path>> actions_mirror(const std::string& option);

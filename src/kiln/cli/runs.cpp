@@ -14,6 +14,7 @@
 #include "kiln/cli/api_client.h"
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
+#include "kiln/core/time.h"
 
 namespace kiln::cli {
 namespace {
@@ -129,7 +130,7 @@ int list_runs(const RunsArgs& args) {
   for (const auto& run : runs) {
     std::string duration =
         run.finished_at && run.started_at
-            ? format_duration(std::chrono::milliseconds(run.finished_at - run.started_at))
+            ? core::format_duration(std::chrono::milliseconds(run.finished_at - run.started_at))
             : "-";
     std::string ref = run.ref;
     if (ref.starts_with("refs/heads/")) ref = ref.substr(11);

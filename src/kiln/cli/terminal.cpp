@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kiln/cli/common.h"
+#include "kiln/core/time.h"
 
 namespace kiln::cli {
 namespace {
@@ -89,7 +90,7 @@ void TerminalObserver::job_finished(const engine::JobSummary& job) {
   std::lock_guard lock(mutex_);
   clear_status_locked();
   std::string verdict = std::string(store::to_string(job.conclusion));
-  std::string line = fmt::format("job {} in {}", verdict, format_duration(job.duration));
+  std::string line = fmt::format("job {} in {}", verdict, core::format_duration(job.duration));
   if (!job.reason.empty()) line += fmt::format(" ({})", job.reason);
   fmt::print(out_, "{}{}\n", prefix_locked(job.key),
              colourise(colour_, conclusion_colour(job.conclusion), line));
@@ -165,10 +166,11 @@ void print_summary(std::FILE* out, const engine::RunReport& report, bool colour)
     for (const auto& job : run.jobs) {
       std::string status = std::string(store::to_string(job.conclusion));
       std::string padded = fmt::format("{:<9}", status);
-      fmt::print(
-          out, "  {:<{}}  {}  {}\n", job.key, width,
-          colourise(colour, conclusion_colour(job.conclusion), padded),
-          job.conclusion == engine::Conclusion::skipped ? "-" : format_duration(job.duration));
+      fmt::print(out, "  {:<{}}  {}  {}\n", job.key, width,
+                 colourise(colour, conclusion_colour(job.conclusion), padded),
+                 job.conclusion == engine::Conclusion::skipped
+                     ? "-"
+                     : core::format_duration(job.duration));
     }
     // What failed, per failed or cancelled job: the step, how it ended, its last lines.
     for (const auto& job : run.jobs) {

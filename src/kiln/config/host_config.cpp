@@ -322,35 +322,6 @@ Status read_hipcheck(const Reader& reader, const YAML::Node& node, HipcheckConfi
 
 }  // namespace
 
-Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
-  auto bad = [&] {
-    return fail(ErrorCode::invalid_input, "'{}' is not a duration (e.g. 500ms, 10s, 2m, 7d)", text);
-  };
-  std::size_t digits = 0;
-  while (digits < text.size() &&
-         (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
-    ++digits;
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + digits, value);
-  if (digits == 0 || ec != std::errc() || end != text.data() + digits) return bad();
-  auto unit = text.substr(digits);
-  double ms = 0;
-  if (unit == "ms") {
-    ms = value;
-  } else if (unit == "s") {
-    ms = value * 1000;
-  } else if (unit == "m") {
-    ms = value * 60'000;
-  } else if (unit == "h") {
-    ms = value * 3'600'000;
-  } else if (unit == "d") {
-    ms = value * 86'400'000;
-  } else {
-    return bad();
-  }
-  return std::chrono::milliseconds(static_cast<long long>(ms));
-}
-
 Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file) {
   Reader reader(file);
   YAML::Node root;

@@ -87,6 +87,7 @@
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
+#include "kiln/core/time.h"
 #include "kiln/gpu/health.h"
 #include "kiln/gpu/labels.h"
 #include "kiln/gpu/telemetry.h"
@@ -207,7 +208,7 @@ Result<HostConfig> load_host_config(const std::filesystem::path& file);
 // exist is an error.
 Result<HostConfig> find_host_config(const std::optional<std::filesystem::path>& explicit_file);
 
-// "500ms", "10s", "2m", "1h", "7d".
-Result<std::chrono::milliseconds> parse_duration(std::string_view text);
+// kiln.yml's durations are core::parse_duration's ("500ms", "10s", "2m", "1h", "7d").
+using core::parse_duration;
 
 }  // namespace kiln::config

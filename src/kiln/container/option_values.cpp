@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "kiln/core/time.h"
+
 namespace kiln::container {
 namespace {
 
@@ -179,6 +181,18 @@ std::optional<std::string> value_problem(std::string_view long_name, std::string
   if (long_name == "--cap-add" || long_name == "--cap-drop") return capability_problem(value);
   if (long_name == "--security-opt") return security_opt_problem(value);
   if (long_name == "--ipc") return ipc_problem(value);
+  if (long_name == "--health-interval" || long_name == "--health-timeout" ||
+      long_name == "--health-start-period") {
+    auto duration = core::parse_duration(value, core::DurationSyntax::engine);
+    return duration ? std::nullopt : std::optional(duration.error().message);
+  }
+  if (long_name == "--health-retries") {
+    int retries = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), retries);
+    return ec == std::errc() && end == value.data() + value.size() && retries >= 0
+               ? std::nullopt
+               : std::optional(fmt::format("'{}' is not a number of retries (e.g. 3)", value));
+  }
   return std::nullopt;
 }
 

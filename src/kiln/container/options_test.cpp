@@ -109,6 +109,12 @@ TEST(ParseOptions, ValuesTheEnginesWouldRefuseAreRefusedHere) {
            Case{"--ipc=shared", "is not an IPC mode"},
            Case{"--privileged", "containers: allow: [privileged]"},
            Case{"--network host", "containers: allow: [host-network]"},
+           // Durations as podman reads them (Go's): no days, a unit on every number.
+           Case{"--health-interval 1d", "'1d' is not a duration (e.g. 500ms, 30s, 1m30s)"},
+           Case{"--health-timeout=10", "'10' is not a duration"},
+           Case{"--health-start-period soon", "'soon' is not a duration"},
+           Case{"--health-retries three", "'three' is not a number of retries"},
+           Case{"--health-retries=-1", "'-1' is not a number of retries"},
        }) {
     auto options = parse_options(c.options, k_where);
     ASSERT_FALSE(options) << c.options;
@@ -181,13 +187,13 @@ TEST(ParseOptions, GpuRequestsAreTakenOutForTheGrant) {
 TEST(ParseOptions, HealthAndLimitsAreNoted) {
   auto options = parse_options(
       "--health-cmd \"pg_isready -U postgres\" --health-interval 1s --health-retries 5 "
-      "--health-timeout 2s --health-start-period=3s --ulimit nofile=1024:1024 --init",
+      "--health-timeout 1m30s --health-start-period=3s --ulimit nofile=1024:1024 --init",
       k_where);
   ASSERT_TRUE(options) << options.error().to_string();
   EXPECT_TRUE(options->has_health_cmd);
   EXPECT_EQ(options->health_interval, "1s");
   EXPECT_EQ(options->health_retries, "5");
-  EXPECT_EQ(options->health_timeout, "2s");
+  EXPECT_EQ(options->health_timeout, "1m30s");
   EXPECT_EQ(options->health_start_period, "3s");
   EXPECT_TRUE(options->sets_nofile);
   EXPECT_FALSE(options->sets_nproc);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/core/time.h"
 #include "kiln/report/markdown.h"
 #include "kiln/report/report.h"
 
@@ -205,17 +206,19 @@ std::string jobs_section(const Json& jobs) {
                                     : format_value(step["conclusion"]);
       out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
                          esc(step["name"]), status_badge(step_status),
-                         escape(format_ms(step["duration_ms"].get<std::int64_t>())));
+                         escape(core::format_duration(
+                             std::chrono::milliseconds(step["duration_ms"].get<std::int64_t>()))));
     }
     out += "</table>";
     if (!format_value(job["step_summary"]).empty())
       out += "<div class=\"step-summary\">" + markdown_to_html(format_value(job["step_summary"])) +
              "</div>";
     out += "</details></td>";
-    out +=
-        fmt::format("<td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    status_badge(status), escape(format_ms(job["duration_ms"].get<std::int64_t>())),
-                    gpus.empty() ? "<span class=\"muted\">-</span>" : gpus, labels, tests);
+    out += fmt::format("<td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                       status_badge(status),
+                       escape(core::format_duration(
+                           std::chrono::milliseconds(job["duration_ms"].get<std::int64_t>()))),
+                       gpus.empty() ? "<span class=\"muted\">-</span>" : gpus, labels, tests);
   }
   return out + "</table></section>";
 }
@@ -316,7 +319,8 @@ std::string render_html(const Json& report) {
       "<main>",
       escape(title), status_badge(format_value(run["status"])), esc(run["workflow"]),
       esc(run["event"]), esc(run["ref"]), escape(format_value(run["sha"]).substr(0, 12)),
-      escape(format_ms(run["duration_ms"].get<std::int64_t>())));
+      escape(core::format_duration(
+          std::chrono::milliseconds(run["duration_ms"].get<std::int64_t>()))));
   out += jobs_section(report["jobs"]);
   out += tests_section(report["tests"]);
   out += gpu_section(report["jobs"]);

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "kiln/core/time.h"
 #include "kiln/report/report.h"
 
 namespace kiln::report {
@@ -53,15 +54,17 @@ std::string render_text(const Json& report) {
       "Run #{} (id {}): {} · {} · {} · {}\nstatus: {}   duration: {}\n",
       run["number"].get<int64_t>(), run["id"].get<int64_t>(), format_value(run["name"]),
       format_value(run["event"]), format_value(run["ref"]), format_value(run["sha"]).substr(0, 12),
-      format_value(run["status"]), format_ms(run["duration_ms"].get<std::int64_t>()));
+      format_value(run["status"]),
+      core::format_duration(std::chrono::milliseconds(run["duration_ms"].get<std::int64_t>())));
 
   out += "\nJOBS\n";
   std::vector<std::vector<std::string>> rows = {{"STATUS", "DURATION", "GPUS", "TESTS", "JOB"}};
   for (const auto& job : report["jobs"])
-    rows.push_back({format_value(job["conclusion"]).empty() ? format_value(job["status"])
-                                                            : format_value(job["conclusion"]),
-                    format_ms(job["duration_ms"].get<std::int64_t>()), gpus_cell(job),
-                    tests_cell(job["tests"]), format_value(job["name"])});
+    rows.push_back(
+        {format_value(job["conclusion"]).empty() ? format_value(job["status"])
+                                                 : format_value(job["conclusion"]),
+         core::format_duration(std::chrono::milliseconds(job["duration_ms"].get<std::int64_t>())),
+         gpus_cell(job), tests_cell(job["tests"]), format_value(job["name"])});
   out += table(rows, "  ");
   for (const auto& job : report["jobs"]) {
     out += fmt::format("\n  {}\n", format_value(job["name"]));
@@ -75,7 +78,8 @@ std::string render_text(const Json& report) {
           "    {:<9} {:>8}  {}\n",
           format_value(step["conclusion"]).empty() ? format_value(step["status"])
                                                    : format_value(step["conclusion"]),
-          format_ms(step["duration_ms"].get<std::int64_t>()), format_value(step["name"]));
+          core::format_duration(std::chrono::milliseconds(step["duration_ms"].get<std::int64_t>())),
+          format_value(step["name"]));
     if (job["gpu_summary"].is_object()) {
       std::string summary;
       for (const auto& [key, value] : job["gpu_summary"].items())

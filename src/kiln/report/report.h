@@ -56,7 +56,4 @@ std::string format_number(double value, std::string_view unit = {});
 // as JSON.
 std::string format_value(const Json& value);
 
-// "1.2s", "3m04s", "250ms" for a duration in milliseconds; "-" for a negative one.
-std::string format_ms(std::int64_t ms);
-
 }  // namespace kiln::report

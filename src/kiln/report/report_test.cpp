@@ -290,14 +290,6 @@ TEST_F(ReportTest, JunitOutputReadsBackWithKilnsOwnReader) {
   EXPECT_EQ(parsed->cases[1].status, "passed");
 }
 
-TEST(FormatMsTest, Durations) {
-  EXPECT_EQ(format_ms(-1), "-");
-  EXPECT_EQ(format_ms(250), "250ms");
-  EXPECT_EQ(format_ms(1500), "1.5s");
-  EXPECT_EQ(format_ms(184'000), "3m04s");
-  EXPECT_EQ(format_ms(3'720'000), "1h02m");
-}
-
 TEST(FormatNumberTest, AtMostThreeDecimalsUnitKept) {
   EXPECT_EQ(format_number(1.9189999999999998, "ms"), "1.919 ms");
   EXPECT_EQ(format_number(2.0), "2");

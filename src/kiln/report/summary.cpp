@@ -50,15 +50,6 @@ Json gpu_series(const std::vector<store::GpuSampleRecord>& samples) {
   return series;
 }
 
-std::string format_ms(std::int64_t ms) {
-  if (ms < 0) return "-";
-  if (ms < 1000) return fmt::format("{}ms", ms);
-  if (ms < 60'000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
-  std::int64_t seconds = ms / 1000;
-  if (seconds < 3600) return fmt::format("{}m{:02}s", seconds / 60, seconds % 60);
-  return fmt::format("{}h{:02}m", seconds / 3600, (seconds % 3600) / 60);
-}
-
 Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
                               const ReportOptions& options) {
   KILN_TRY(auto detail, store.get_run_detail(run_id));

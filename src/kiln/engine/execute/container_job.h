@@ -178,8 +178,4 @@ class ContainerJob {
   std::vector<Phase> phases_;
 };
 
-// A Go-style duration as the engines take it ("1s", "500ms", "1m30s", "2h"); nullopt when it is
-// not one.
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
-
 }  // namespace kiln::engine

@@ -13,6 +13,7 @@
 #include "kiln/container/options.h"
 #include "kiln/container/tools.h"
 #include "kiln/core/text.h"
+#include "kiln/core/time.h"
 #include "kiln/engine/execute/container_job.h"
 
 namespace kiln::engine {
@@ -34,34 +35,6 @@ std::string registry_of(std::string_view image) {
 }
 
 }  // namespace
-
-std::optional<milliseconds> parse_duration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  double total = 0;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
-      ++i;
-    if (start == i) return std::nullopt;
-    double number = std::strtod(std::string(text.substr(start, i - start)).c_str(), nullptr);
-    std::size_t unit_start = i;
-    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
-    std::string_view unit = text.substr(unit_start, i - unit_start);
-    if (unit == "ms")
-      total += number;
-    else if (unit == "s")
-      total += number * 1000;
-    else if (unit == "m")
-      total += number * 60'000;
-    else if (unit == "h")
-      total += number * 3'600'000;
-    else
-      return std::nullopt;
-  }
-  if (!(total < 1e15)) return std::nullopt;  // beyond any sensible health check (and long long)
-  return milliseconds(static_cast<long long>(total));
-}
 
 Result<container::ImageInfo> ContainerJob::image_for(const Prepared& prepared) {
   const std::string& image = prepared.run.image;
@@ -166,7 +139,8 @@ Status ContainerJob::wait_healthy(const Started& service,
                                   const container::ContainerOptions& options) {
   auto duration = [](const std::optional<std::string>& text, milliseconds fallback) {
     if (!text) return fallback;
-    return parse_duration(*text).value_or(fallback);
+    // Checked when the options were read (container/option_values.cpp).
+    return core::parse_duration(*text, core::DurationSyntax::engine).value_or(fallback);
   };
   // The engines' defaults: interval 30s, timeout 30s, 3 retries, no start period.
   milliseconds interval = duration(options.health_interval, 30s);
