@@ -4,7 +4,8 @@
 # whose test step then fails only because of it is green with a warning and class `test` (the
 # summary, --json, kiln report, the steps after it run); another failing test, or a later step
 # failing with no test failure, keeps the job red (code); kiln tests release makes it red
-# again; a quarantine by hand with a short --for ends when it expires. Bad kiln.yml keys and
+# again; a quarantine by hand with a short --for ends when it expires; a GPU job whose GPU
+# reports an Xid is red (gpu-fault) though only a quarantined test failed. Bad kiln.yml keys and
 # --for values are located errors, exit 2.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_begin quarantine
@@ -135,6 +136,56 @@ check "the quarantine expires" wait_until 60 not_quarantined
 run_with test_real
 expect_rc 1 "expired: its failure fails the job again"
 job_is failure code "class code"
+
+# ---- a GPU fault after the tests: not excused -------------------------------------------------
+# A GPU job whose only failing test is quarantined is green, unless its GPU reports an Xid (the
+# simulated provider injects one once the step touches the flag): then it is red, gpu-fault.
+gpurepo="$ITEST_DIR/gpurepo"
+make_repo "$gpurepo"
+cp "$repo/fake_tests.py" "$gpurepo/"
+flags="$ITEST_DIR/flags"
+mkdir -p "$flags"
+python3 - "$ITEST_DIR/gpus.json" "$flags" <<'EOF_PY'
+import json, sys
+uuid = "GPU-sim-000000000000"
+json.dump({"gpus": [{"vendor": "nvidia", "model": "NVIDIA H200", "arch": "sm_90",
+                     "memory_mib": 143771, "uuid": uuid,
+                     "inject": {"when": f"{sys.argv[2]}/xid-{uuid}",
+                                "faults": ["Xid 79: GPU has fallen off the bus"]}}]},
+          open(sys.argv[1], "w"))
+EOF_PY
+write_workflow "$gpurepo" gpu.yml <<EOF_YML
+name: GPU
+on: push
+env:
+  CTL: $ctl
+jobs:
+  gpu-unit:
+    runs-on: [self-hosted, gpu]
+    steps:
+      - uses: actions/checkout@v4
+      - name: Run the tests
+        run: |
+          if [ -e "\$CTL/xid" ]; then touch "$flags/xid-\$KILN_GPU_UUIDS"; fi
+          python3 fake_tests.py
+EOF_YML
+commit_all "$gpurepo" "gpu tests"
+printf 'gpus:\n  health:\n    memory_grace: 300ms\nretry:\n  gpu-fault: 0\n' >"$ITEST_DIR/gpu.yml"
+export KILN_CONFIG="$ITEST_DIR/gpu.yml" KILN_HOST_STORE="$ITEST_DIR/host.db"
+kiln tests quarantine -C "$gpurepo" tests.t::test_flaky --for 1h
+expect_rc 0 "quarantined by hand in the GPU repository"
+echo test_flaky >"$ctl/fail"
+kiln run -C "$gpurepo" --json --simulate-gpus "$ITEST_DIR/gpus.json"
+expect_rc 0 "a GPU job failing only the quarantined test: green"
+job_is success test "class test"
+touch "$ctl/xid"
+kiln run -C "$gpurepo" --json --simulate-gpus "$ITEST_DIR/gpus.json"
+expect_rc 1 "the same with an Xid during the tests: red"
+job_is failure gpu-fault "class gpu-fault: the fault, not luck, may have failed the test"
+log="$("$KILN" logs -C "$gpurepo" "$(json_eval - 'd["runs"][0]["id"]')" gpu-unit 2>&1)"
+expect_contains "$log" "The quarantined tests' failures are not excused: GPU 0" "the log says why"
+rm "$ctl/xid"
+export KILN_CONFIG="$ITEST_DIR/kiln.yml"
 
 # ---- bad input --------------------------------------------------------------------------------
 kiln tests quarantine -C "$repo" tests.t::test_real --for soon
