@@ -194,6 +194,15 @@ void print_summary(std::FILE* out, const engine::RunReport& report, bool colour)
       if (job.failure)
         for (const auto& line : job.failure->last_lines) fmt::print(out, "    | {}\n", line);
     }
+    // A job green only because quarantined tests' failures did not count: said, not hidden.
+    for (const auto& job : run.jobs) {
+      if (job.conclusion != engine::Conclusion::success ||
+          job.failure_class != store::FailureClass::test)
+        continue;
+      fmt::print(out, "\n  {} {}: passed with quarantined tests failing\n",
+                 colourise(colour, 33, "WARNING"), job.key);
+      fmt::print(out, "    class test: {} (kiln tests list)\n", job.failure_evidence);
+    }
     // The GPU summary of each job that held GPUs (docs/gpus.md "Telemetry").
     for (const auto& job : run.jobs) {
       if (!job.gpu.is_object()) continue;

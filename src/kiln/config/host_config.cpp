@@ -162,6 +162,50 @@ Status read_retry(const Reader& reader, const YAML::Node& node, HostConfig& conf
   return {};
 }
 
+// tests: {quarantine: {flips: 2, runs: 10, expires: 14d}}: the flip rule of quarantined tests
+// (docs/failures.md "Quarantined tests"). flips 0 turns it off; a flip needs two results, so
+// runs must be more than flips.
+Status read_tests(const Reader& reader, const YAML::Node& node, HostConfig& config) {
+  KILN_TRY_VOID(reader.mapping(node, "tests", {"quarantine"}));
+  if (!node || node.IsNull()) return {};
+  auto quarantine = node["quarantine"];
+  KILN_TRY_VOID(reader.mapping(quarantine, "tests.quarantine", {"flips", "runs", "expires"}));
+  if (!quarantine || quarantine.IsNull()) return {};
+  auto& policy = config.test_quarantine;
+  auto number = [&](const char* key, int low, int high, int& into) -> Status {
+    auto value = quarantine[key];
+    if (!value || value.IsNull()) return {};
+    KILN_TRY(auto text, reader.scalar(value, fmt::format("tests.quarantine.{}", key)));
+    int parsed = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    if (ec != std::errc{} || end != text.data() + text.size() || parsed < low || parsed > high)
+      return reader.error(value, "tests.quarantine.{}: '{}' is not a whole number from {} to {}",
+                          key, text, low, high);
+    into = parsed;
+    return {};
+  };
+  KILN_TRY_VOID(number("flips", 0, 100, policy.flips));
+  KILN_TRY_VOID(number("runs", 2, 1000, policy.runs));
+  if (policy.flips > 0 && policy.runs <= policy.flips) {
+    auto where = quarantine["runs"] ? quarantine["runs"] : quarantine["flips"];
+    return reader.error(where,
+                        "tests.quarantine: runs ({}) must be more than flips ({}): {} flips need "
+                        "{} results",
+                        policy.runs, policy.flips, policy.flips, policy.flips + 1);
+  }
+  if (auto expires = quarantine["expires"]; expires && !expires.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(expires, "tests.quarantine.expires"));
+    auto duration = parse_duration(text);
+    if (!duration)
+      return reader.error(expires, "tests.quarantine.expires: {}", duration.error().message);
+    if (*duration < std::chrono::minutes(1) || *duration > std::chrono::hours(24 * 365))
+      return reader.error(expires, "tests.quarantine.expires: '{}' is not between 1m and 365d",
+                          text);
+    policy.expires = duration->count();
+  }
+  return {};
+}
+
 // jobs: {user: kiln-job}: host jobs' steps run as that unprivileged user.
 Status read_jobs(const Reader& reader, const YAML::Node& node, HostConfig& config) {
   KILN_TRY_VOID(reader.mapping(node, "jobs", {"user"}));
@@ -338,7 +382,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
     KILN_TRY_VOID(
         reader.mapping(root, "kiln.yml",
                        {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck",
-                        "actions", "jobs", "host_store_password_file", "retry"}));
+                        "actions", "jobs", "host_store_password_file", "retry", "tests"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     if (auto actions = root["actions"]; actions && !actions.IsNull()) {
@@ -358,6 +402,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
     KILN_TRY_VOID(read_debug(reader, root["debug"], config));
     KILN_TRY_VOID(read_jobs(reader, root["jobs"], config));
     KILN_TRY_VOID(read_retry(reader, root["retry"], config));
+    KILN_TRY_VOID(read_tests(reader, root["tests"], config));
     KILN_TRY_VOID(read_host_store(reader, root, config));
     if (auto gpus = root["gpus"]; gpus && !gpus.IsNull()) {
       KILN_TRY_VOID(

@@ -40,6 +40,11 @@
 //   retry:                                 # runs again a run failed only for these classes
 //     gpu-fault: 1                         # (defaults: gpu-fault 1, infra 1; 0-5; never code)
 //     infra: 1
+//   tests:
+//     quarantine:                          # flaky tests (docs/failures.md "Quarantined tests")
+//       flips: 2                           # fail<->pass on one commit this many times ... (0: off)
+//       runs: 10                           # ... in the test's last this many results
+//       expires: 14d                       # quarantined this long (1m to 365d)
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -197,6 +202,8 @@ struct HostConfig {
   // retry: how many times a run whose failed jobs all failed for these classes is run again, by
   // class (docs/failures.md); `code` is never retried automatically.
   std::map<store::FailureClass, int> retry = k_default_retry;
+  // tests.quarantine: the flip rule of quarantined tests (docs/failures.md).
+  store::TestQuarantinePolicy test_quarantine;
 };
 
 // `file` names the text in errors and anchors relative paths.

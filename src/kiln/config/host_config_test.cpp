@@ -145,6 +145,41 @@ TEST(HostConfig, RetryByFailureClass) {
   }
 }
 
+TEST(HostConfig, TestQuarantinePolicy) {
+  auto defaults = parse_host_config("", "kiln.yml");
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->test_quarantine.flips, 2);
+  EXPECT_EQ(defaults->test_quarantine.runs, 10);
+  EXPECT_EQ(defaults->test_quarantine.expires, 14LL * 24 * 3600 * 1000);
+  auto config =
+      parse_host_config("tests:\n  quarantine: {flips: 1, runs: 4, expires: 2h}\n", "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->test_quarantine.flips, 1);
+  EXPECT_EQ(config->test_quarantine.runs, 4);
+  EXPECT_EQ(config->test_quarantine.expires, 2 * 3600 * 1000);
+  EXPECT_TRUE(parse_host_config("tests:\n  quarantine:\n    flips: 0\n", "kiln.yml"));
+  struct Case {
+    const char* text;
+    int line, column;
+    const char* words;
+  };
+  for (auto [text, line, column, words] :
+       {Case{"tests:\n  quarantine:\n    flip: 2\n", 3, 5, "unknown key 'flip'"},
+        Case{"tests:\n  flaky: {}\n", 2, 3, "tests: unknown key 'flaky' (known: quarantine)"},
+        Case{"tests:\n  quarantine:\n    flips: two\n", 3, 12, "not a whole number from 0 to 100"},
+        Case{"tests:\n  quarantine:\n    runs: 1\n", 3, 11, "from 2 to 1000"},
+        Case{"tests:\n  quarantine:\n    flips: 3\n    runs: 3\n", 4, 11,
+             "runs (3) must be more than flips (3)"},
+        Case{"tests:\n  quarantine:\n    expires: soon\n", 3, 14, "is not a duration"},
+        Case{"tests:\n  quarantine:\n    expires: 10s\n", 3, 14, "not between 1m and 365d"}}) {
+    auto bad = parse_host_config(text, "kiln.yml");
+    ASSERT_FALSE(bad) << text;
+    EXPECT_EQ(bad.error().where.line, line) << text;
+    EXPECT_EQ(bad.error().where.column, column) << text;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr(words)) << text;
+  }
+}
+
 TEST(HostConfig, ActionsUrl) {
   auto defaults = parse_host_config("", "kiln.yml");
   ASSERT_TRUE(defaults);
@@ -185,7 +220,7 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
        "kiln.yml: unknown key 'runners' (known: actions, containers, debug, gpus, hipcheck, "
-       "host_store, host_store_password_file, jobs, labels, retry, serve)"},
+       "host_store, host_store_password_file, jobs, labels, retry, serve, tests)"},
       {"host_store: postgresql://kiln:secret@db/kiln\n", 1, 13,
        "host_store: the store URL carries a password: give it in a file "
        "(host_store_password_file), PGPASSWORD or PGPASSFILE instead"},

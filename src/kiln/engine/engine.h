@@ -122,6 +122,8 @@ struct RunOptions {
   // again as its next attempt, its failed jobs only, on GPUs other than those it quarantined
   // (docs/failures.md). Empty: never.
   std::map<store::FailureClass, int> retry;
+  // kiln.yml tests.quarantine: the flip rule that quarantines flaky tests (docs/failures.md).
+  store::TestQuarantinePolicy test_quarantine;
   // Where artifacts are kept: <artifact_dir>/<run id>/<name>/. Empty: <repository>/.kiln/
   // artifacts (`kiln serve` keeps them in its work_dir, as its checkouts are removed).
   std::filesystem::path artifact_dir;

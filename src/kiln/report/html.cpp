@@ -282,6 +282,15 @@ std::string tests_section(const Json& tests) {
                          esc(f["test"]), esc(f["job"]));
     out += "</ul>";
   }
+  if (tests.contains("quarantined_tests") && !tests["quarantined_tests"].empty()) {
+    out += "<h3>Quarantined (still run; their failures alone do not fail a job)</h3><ul>";
+    for (const auto& q : tests["quarantined_tests"])
+      out +=
+          fmt::format("<li class=\"quarantined\">{} <span class=\"muted\">({}: {}){}</span></li>",
+                      esc(q["test"]), esc(q["by"]), esc(q["reason"]),
+                      q["failed_in"].empty() ? "" : ", failed in this run");
+    out += "</ul>";
+  }
   out += "<h3>Slowest tests</h3>" + slowest_chart(tests["slowest"]);
   return out + "</section>";
 }

@@ -106,13 +106,26 @@ std::string render_text(const Json& report) {
     if (!tests["failures"].empty()) {
       out += "\nFAILURES\n";
       for (const auto& f : tests["failures"])
-        out += fmt::format("  {} › {} ({}): {}\n", format_value(f["job"]), format_value(f["test"]),
-                           format_value(f["status"]), first_line(format_value(f["message"])));
+        out += fmt::format("  {} › {} ({}{}): {}\n", format_value(f["job"]),
+                           format_value(f["test"]), format_value(f["status"]),
+                           f.value("quarantined", false) ? ", quarantined" : "",
+                           first_line(format_value(f["message"])));
     }
     if (!tests["flaky_tests"].empty()) {
       out += "\nFLAKY (failed in another run of this commit)\n";
       for (const auto& f : tests["flaky_tests"])
         out += fmt::format("  {} › {}\n", format_value(f["job"]), format_value(f["test"]));
+    }
+    if (!tests["quarantined_tests"].empty()) {
+      out += "\nQUARANTINED (still run; their failures alone do not fail a job)\n";
+      for (const auto& q : tests["quarantined_tests"]) {
+        std::string failed;
+        for (const auto& job : q["failed_in"])
+          failed += (failed.empty() ? "" : ", ") + format_value(job);
+        out += fmt::format("  {} ({}: {}){}\n", format_value(q["test"]), format_value(q["by"]),
+                           format_value(q["reason"]),
+                           failed.empty() ? "" : fmt::format(", failed here in {}", failed));
+      }
     }
     out += "\nSLOWEST TESTS\n";
     for (const auto& s : tests["slowest"])

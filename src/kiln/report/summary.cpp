@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -147,8 +148,26 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
       tests[key] = tests[key].get<int>() + job["tests"][key].get<int>();
   for (const auto& job : report["jobs"])
     tests["seconds"] = tests["seconds"].get<double>() + job["tests"]["seconds"].get<double>();
+  // The repository's tests in quarantine now (docs/failures.md): listed with whether they failed
+  // in this run, and their failures here marked, since they did not fail a job. Test results
+  // name the repository as jobs see it (owner/repo), which the run row may not (a path).
+  std::map<std::string, store::TestQuarantine> in_quarantine;
+  const store::TimeMs now = store::now_ms();
+  std::set<std::string> repositories;
+  for (const auto& c : cases) repositories.insert(c.repository);
+  for (const auto& repository : repositories) {
+    KILN_TRY(auto quarantine_records, store.list_test_quarantine(repository));
+    for (auto& record : quarantine_records)
+      if (record.active(now)) in_quarantine.emplace(record.test, std::move(record));
+  }
   Json failures = Json::array(), flaky = Json::array();
+  std::map<std::string, Json> quarantined_failing;  // test -> the jobs where it failed
   for (const auto& c : cases) {
+    if ((c.status == "failed" || c.status == "error") && in_quarantine.contains(test_id(c))) {
+      auto& jobs_failed = quarantined_failing[test_id(c)];
+      if (jobs_failed.is_null()) jobs_failed = Json::array();
+      jobs_failed.push_back(job_names[c.job_id]);
+    }
     if ((c.status == "failed" || c.status == "error") &&
         static_cast<int>(failures.size()) < options.max_failures)
       failures.push_back({{"job", job_names[c.job_id]},
@@ -156,7 +175,8 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
                           {"status", c.status},
                           {"message", c.message},
                           {"details", c.details},
-                          {"file", c.file}});
+                          {"file", c.file},
+                          {"quarantined", in_quarantine.contains(test_id(c))}});
     if (c.flaky) flaky.push_back({{"job", job_names[c.job_id]}, {"test", test_id(c)}});
   }
   std::vector<const store::TestCase*> by_time;
@@ -174,6 +194,18 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
   tests["failures"] = std::move(failures);
   tests["slowest"] = std::move(slowest);
   tests["flaky_tests"] = std::move(flaky);
+  Json quarantined = Json::array();
+  for (const auto& [test, record] : in_quarantine) {
+    auto failing = quarantined_failing.find(test);
+    quarantined.push_back(
+        {{"test", test},
+         {"reason", record.reason},
+         {"by", record.manual ? "manual" : "flips"},
+         {"since", record.since},
+         {"expires_at", record.expires_at},
+         {"failed_in", failing == quarantined_failing.end() ? Json::array() : failing->second}});
+  }
+  tests["quarantined_tests"] = std::move(quarantined);
   report["tests"] = std::move(tests);
 
   // The run's benchmark results, each with the recent values of its series (same repository,

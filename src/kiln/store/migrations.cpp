@@ -278,10 +278,27 @@ ALTER TABLE jobs ADD COLUMN failure_class TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN failure_evidence TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<std::string_view, 11> k_migrations = {
-    k_v1_core,          k_v2_gpus,        k_v3_benchmarks, k_v4_test_cases,       k_v5_triggers,
-    k_v6_poll_heads,    k_v7_gpu_samples, k_v8_rerun,      k_v9_trigger_identity, k_v10_replicas,
-    k_v11_failure_class};
+// v12: quarantined tests (records.h TestQuarantine, docs/failures.md): one row per repository and
+// test, kept once it ended (released_at, or expires_at in the past) so that the flip rule counts
+// only the runs after it. manual: 1 for `kiln tests quarantine`, 0 for the flip rule.
+constexpr std::string_view k_v12_test_quarantine = R"sql(
+CREATE TABLE test_quarantine (
+  repository TEXT NOT NULL,
+  test TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  manual INTEGER NOT NULL DEFAULT 0,
+  since INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  released_at INTEGER,
+  PRIMARY KEY (repository, test)
+);
+)sql";
+
+constexpr std::array<std::string_view, 12> k_migrations = {
+    k_v1_core,        k_v2_gpus,           k_v3_benchmarks,
+    k_v4_test_cases,  k_v5_triggers,       k_v6_poll_heads,
+    k_v7_gpu_samples, k_v8_rerun,          k_v9_trigger_identity,
+    k_v10_replicas,   k_v11_failure_class, k_v12_test_quarantine};
 
 }  // namespace
 

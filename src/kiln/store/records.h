@@ -306,6 +306,37 @@ struct GpuQuarantine {
   std::string host{};  // whose GPU (list_fleet_gpu_quarantine; else this host)
 };
 
+// A test of a repository taken out of failing its jobs (docs/failures.md "Quarantined tests"):
+// it still runs and is reported, but a job whose only failures are quarantined tests is green
+// with a warning. Put there by the flip rule (kiln.yml tests.quarantine) or `kiln tests
+// quarantine`; it ends at expires_at or with `kiln tests release` (released_at). An ended record
+// is kept: the flip rule counts only the test's runs after it.
+struct TestQuarantine {
+  std::string repository{};  // as Run::repository
+  std::string test{};        // "classname::name", or the name alone (report test_id)
+  std::string reason{};      // "flipped 2 times in its last 10 runs (...)", or --reason
+  bool manual = false;       // `kiln tests quarantine`; else the flip rule
+  TimeMs since = 0;          // 0: now
+  TimeMs expires_at = 0;
+  TimeMs released_at = 0;  // `kiln tests release`; 0: not released
+  // In force at `now`: not released and not expired.
+  bool active(TimeMs now) const { return released_at == 0 && expires_at > now; }
+  // When it ended (released or expired), 0 while in force.
+  TimeMs ended(TimeMs now) const {
+    if (released_at != 0) return released_at;
+    return expires_at <= now ? expires_at : 0;
+  }
+};
+
+// kiln.yml tests.quarantine: a test that flipped (failed and passed on one commit) `flips` times
+// in its last `runs` results is quarantined for `expires` (docs/failures.md). flips 0: never
+// automatically (`kiln tests quarantine` still works).
+struct TestQuarantinePolicy {
+  int flips = 2;
+  int runs = 10;
+  TimeMs expires = 14LL * 24 * 3600 * 1000;  // ms
+};
+
 // An event `kiln serve` accepted (a webhook delivery, `kiln trigger`): queued until a worker
 // checks out its commit and runs the engine on it, which creates the runs (run_ids). A pull
 // request from an untrusted fork waits in `waiting_approval` until someone approves it.

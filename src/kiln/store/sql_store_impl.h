@@ -2,8 +2,8 @@
 // Internal to the store: SqlStore, the one Store over both databases (sql.h: SQLite, PostgreSQL),
 // whose members are defined in sql_store.cpp (runs, jobs, steps, opening), sql_store_logs.cpp
 // (logs, artifacts, crash recovery), sql_store_benchmarks.cpp (benchmark results),
-// sql_store_tests.cpp (test results), sql_store_gpu_samples.cpp (GPU samples), sql_store_gpus.cpp
-// (GPU leases, quarantine) and sql_store_triggers.cpp (kiln serve's events).
+// sql_store_tests.cpp (test results, quarantined tests), sql_store_gpu_samples.cpp (GPU samples),
+// sql_store_gpus.cpp (GPU leases, quarantine) and sql_store_triggers.cpp (kiln serve's events).
 
 #include <filesystem>
 #include <memory>
@@ -56,6 +56,11 @@ class SqlStore final : public Store {
 
   Result<std::vector<std::int64_t>> add_test_cases(std::span<const TestCase> cases) override;
   Result<std::vector<TestCase>> list_test_cases(const TestCaseQuery& query) override;
+
+  Status quarantine_test(const TestQuarantine& record) override;
+  Result<bool> release_test_quarantine(std::string_view repository, std::string_view test,
+                                       TimeMs at) override;
+  Result<std::vector<TestQuarantine>> list_test_quarantine(std::string_view repository) override;
 
   Result<std::vector<std::int64_t>> add_gpu_samples(
       std::span<const GpuSampleRecord> samples) override;

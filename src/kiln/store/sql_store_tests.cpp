@@ -1,4 +1,4 @@
-// SqlStore, continued: test cases from JUnit XML (see sql_store_impl.h).
+// SqlStore, continued: test cases from JUnit XML and quarantined tests (see sql_store_impl.h).
 
 #include <cmath>
 
@@ -112,6 +112,60 @@ Result<std::vector<TestCase>> SqlStore::list_test_cases(const TestCaseQuery& que
       .bind(9, rows::sql_limit(query.limit));
   return rows::read_all<TestCase>(
       *use, [](const sql::Statement& row) -> Result<TestCase> { return read_test_case(row); });
+}
+
+Status SqlStore::quarantine_test(const TestQuarantine& record) {
+  static constexpr std::string_view k_sql =
+      "INSERT INTO test_quarantine (repository, test, reason, manual, since, expires_at, "
+      "released_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL) ON CONFLICT (repository, test) DO UPDATE "
+      "SET reason = excluded.reason, manual = excluded.manual, since = excluded.since, "
+      "expires_at = excluded.expires_at, released_at = NULL";
+  if (record.test.empty()) return fail(ErrorCode::invalid_input, "a quarantined test needs a name");
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  sql::StatementUse use(*statement);
+  use->bind(1, record.repository)
+      .bind(2, record.test)
+      .bind(3, record.reason)
+      .bind(4, record.manual ? 1 : 0)
+      .bind(5, record.since != 0 ? record.since : now_ms())
+      .bind(6, record.expires_at);
+  return use->run();
+}
+
+Result<bool> SqlStore::release_test_quarantine(std::string_view repository, std::string_view test,
+                                               TimeMs at) {
+  static constexpr std::string_view k_sql =
+      "UPDATE test_quarantine SET released_at = ?3 WHERE repository = ?1 AND test = ?2 "
+      "AND released_at IS NULL AND expires_at > ?3";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  sql::StatementUse use(*statement);
+  use->bind(1, repository).bind(2, test).bind(3, at != 0 ? at : now_ms());
+  KILN_TRY_VOID(use->run());
+  return db_->changes() > 0;
+}
+
+Result<std::vector<TestQuarantine>> SqlStore::list_test_quarantine(std::string_view repository) {
+  static constexpr std::string_view k_sql =
+      "SELECT repository, test, reason, manual, since, expires_at, released_at "
+      "FROM test_quarantine WHERE repository = ?1 ORDER BY test";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  sql::StatementUse use(*statement);
+  use->bind(1, repository);
+  return rows::read_all<TestQuarantine>(*use,
+                                        [](const sql::Statement& row) -> Result<TestQuarantine> {
+                                          TestQuarantine record;
+                                          record.repository = row.text(0);
+                                          record.test = row.text(1);
+                                          record.reason = row.text(2);
+                                          record.manual = row.int64(3) != 0;
+                                          record.since = row.int64(4);
+                                          record.expires_at = row.int64(5);
+                                          record.released_at = row.time(6);
+                                          return record;
+                                        });
 }
 
 }  // namespace kiln::store

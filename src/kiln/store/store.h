@@ -111,6 +111,16 @@ class Store {
   // Cases matching the query, oldest first (by time, then id).
   virtual Result<std::vector<TestCase>> list_test_cases(const TestCaseQuery& query) = 0;
 
+  // Quarantined tests (records.h TestQuarantine, schema version 12), one record per repository
+  // and test. quarantine_test replaces an earlier record of the test (released_at is cleared);
+  // release_test_quarantine sets released_at (`at`, 0: now) and returns false when the test was
+  // not in force (never quarantined, expired, released). list_test_quarantine: every record of
+  // the repository, in force or ended, by test.
+  virtual Status quarantine_test(const TestQuarantine& record) = 0;
+  virtual Result<bool> release_test_quarantine(std::string_view repository, std::string_view test,
+                                               TimeMs at) = 0;
+  virtual Result<std::vector<TestQuarantine>> list_test_quarantine(std::string_view repository) = 0;
+
   // GPU samples of jobs (records.h GpuSampleRecord). add_gpu_samples stores all or none in one
   // transaction (one commit per batch: the engine batches a few seconds of samples) and returns
   // the ids; a job_id that does not exist is not_found. list_gpu_samples: one job's rows by GPU

@@ -1,4 +1,5 @@
-// Test cases in the SQLite store: round trip, filters, failed-only history, bad rows.
+// Test cases in the store (SQLite, PostgreSQL): round trip, filters, failed-only history, bad
+// rows; quarantined tests: replace, release, expiry.
 
 #include <gtest/gtest.h>
 
@@ -149,6 +150,67 @@ TEST_P(TestCaseStoreTest, BadRowsAreRejectedAndNothingIsWritten) {
   ASSERT_FALSE(added);
   EXPECT_EQ(added.error().code, ErrorCode::not_found);
   EXPECT_TRUE(store_->list_test_cases({})->empty());
+}
+
+// A quarantine is replaced by a newer one, released once, and not in force after it expires;
+// ended records stay listed (the flip rule counts only the runs after them).
+TEST_P(TestCaseStoreTest, QuarantinedTestsAreReplacedReleasedAndExpire) {
+  TestQuarantine record;
+  record.repository = "acme/kernels";
+  record.test = "tests.test_io::test_read";
+  record.reason = "flipped 2 times in its last 10 runs";
+  record.since = 1000;
+  record.expires_at = 5000;
+  ASSERT_TRUE(store_->quarantine_test(record));
+  record.test = "tests.test_io::test_write";
+  record.manual = true;
+  record.reason = "known bad";
+  ASSERT_TRUE(store_->quarantine_test(record));
+  TestQuarantine other = record;
+  other.repository = "acme/other";
+  ASSERT_TRUE(store_->quarantine_test(other));
+
+  auto listed = store_->list_test_quarantine("acme/kernels");
+  ASSERT_TRUE(listed) << listed.error().to_string();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].test, "tests.test_io::test_read");
+  EXPECT_FALSE((*listed)[0].manual);
+  EXPECT_EQ((*listed)[0].since, 1000);
+  EXPECT_EQ((*listed)[0].expires_at, 5000);
+  EXPECT_EQ((*listed)[0].released_at, 0);
+  EXPECT_TRUE((*listed)[0].active(4999));
+  EXPECT_FALSE((*listed)[0].active(5000));
+  EXPECT_EQ((*listed)[0].ended(5000), 5000);
+  EXPECT_TRUE((*listed)[1].manual);
+  EXPECT_EQ((*listed)[1].reason, "known bad");
+
+  EXPECT_EQ(store_->release_test_quarantine("acme/kernels", "tests.test_io::test_write", 2000)
+                .value_or(false),
+            true);
+  EXPECT_EQ(store_->release_test_quarantine("acme/kernels", "tests.test_io::test_write", 2100)
+                .value_or(true),
+            false);
+  EXPECT_EQ(store_->release_test_quarantine("acme/kernels", "tests.test_io::test_read", 6000)
+                .value_or(true),
+            false)
+      << "an expired quarantine is not released again";
+  EXPECT_EQ(store_->release_test_quarantine("acme/kernels", "nope", 2000).value_or(true), false);
+  listed = store_->list_test_quarantine("acme/kernels");
+  ASSERT_TRUE(listed);
+  EXPECT_EQ((*listed)[1].released_at, 2000);
+  EXPECT_FALSE((*listed)[1].active(2001));
+  EXPECT_EQ((*listed)[1].ended(2001), 2000);
+
+  // Quarantined again: in force again, the release forgotten.
+  record.since = 3000;
+  record.expires_at = 9000;
+  ASSERT_TRUE(store_->quarantine_test(record));
+  listed = store_->list_test_quarantine("acme/kernels");
+  ASSERT_TRUE(listed);
+  EXPECT_EQ((*listed)[1].released_at, 0);
+  EXPECT_TRUE((*listed)[1].active(3001));
+  EXPECT_EQ(store_->list_test_quarantine("acme/other")->size(), 1u);
+  EXPECT_FALSE(store_->quarantine_test(TestQuarantine{.repository = "acme/kernels"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TestCaseStoreTest, testing::backends(), testing::backend_name);

@@ -44,11 +44,8 @@ std::vector<std::filesystem::path> find_default_result_files(const std::filesyst
   return found;
 }
 
-TestResultsOutcome collect_test_results(store::Store& store, const TestResultsContext& context,
-                                        const std::filesystem::path& list,
-                                        const std::filesystem::path& workspace,
-                                        const core::RunAs* run_as) {
-  TestResultsOutcome outcome;
+std::vector<std::filesystem::path> result_files(const std::filesystem::path& list,
+                                                const std::filesystem::path& workspace) {
   std::vector<std::filesystem::path> files = find_default_result_files(workspace);
   std::set<std::filesystem::path> seen(files.begin(), files.end());
   std::ifstream in(list);
@@ -60,6 +57,15 @@ TestResultsOutcome collect_test_results(store::Store& store, const TestResultsCo
     path = path.lexically_normal();
     if (seen.insert(path).second) files.push_back(path);
   }
+  return files;
+}
+
+TestResultsOutcome collect_test_results(store::Store& store, const TestResultsContext& context,
+                                        const std::filesystem::path& list,
+                                        const std::filesystem::path& workspace,
+                                        const core::RunAs* run_as) {
+  TestResultsOutcome outcome;
+  std::vector<std::filesystem::path> files = result_files(list, workspace);
   if (files.empty()) return outcome;
 
   // Tests that failed in other runs of this commit: a pass here makes them flaky.
@@ -126,6 +132,7 @@ TestResultsOutcome collect_test_results(store::Store& store, const TestResultsCo
       }
     }
     ++read;
+    outcome.cases.insert(outcome.cases.end(), rows.begin(), rows.end());
     outcome.lines.emplace_back(
         "kiln", fmt::format("Test results: {} test(s) from {}", parsed->cases.size(), name));
   }

@@ -4,8 +4,8 @@
 // repository and commit. Files: the workspace's default result files (**/junit*.xml,
 // **/TEST-*.xml, **/test-results/**/*.xml) and the paths a step appended to $KILN_TEST_RESULTS.
 // A passed test that failed in another run of the same commit is marked flaky. A file that
-// cannot be parsed is a warning naming it; test results never change the job's conclusion
-// (the step that ran the tests did that already).
+// cannot be parsed is a warning naming it; test results read here never change the job's
+// conclusion (the step that ran the tests did that already, and quarantine.h judged it).
 
 #include <cstdint>
 #include <filesystem>
@@ -33,6 +33,8 @@ struct TestResultsOutcome {
   // {"total", "passed", "failed", "errors", "skipped", "flaky", "seconds", "files"} for the
   // job row's extra["tests"]; null when no result file was found.
   nlohmann::json totals;
+  // The test cases read (as stored), for the flip rule (quarantine.h).
+  std::vector<store::TestCase> cases;
 };
 
 // Reads, stores and summarizes. `list` is the $KILN_TEST_RESULTS file (one path a line,
@@ -42,6 +44,11 @@ TestResultsOutcome collect_test_results(store::Store& store, const TestResultsCo
                                         const std::filesystem::path& list,
                                         const std::filesystem::path& workspace,
                                         const core::RunAs* run_as = nullptr);
+
+// The files a job's results are read from: the workspace's default result files, then the paths
+// listed in `list` (relative ones relative to `workspace`) that are not among them.
+std::vector<std::filesystem::path> result_files(const std::filesystem::path& list,
+                                                const std::filesystem::path& workspace);
 
 // The workspace's default result files, sorted; directories named .git or node_modules are
 // not entered, and at most `limit` files are returned.

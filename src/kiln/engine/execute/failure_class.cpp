@@ -1,7 +1,5 @@
 #include "kiln/engine/execute/failure_class.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -23,6 +21,9 @@ bool killed_by_sigkill(const StepFailure* failure) {
 }  // namespace
 
 FailureVerdict classify_failure(const FailureSignals& s) {
+  if (s.conclusion == Conclusion::success && !s.excused_tests.empty())
+    return {FailureClass::test,
+            fmt::format("only quarantined tests failed: {}", fmt::join(s.excused_tests, ", "))};
   if (s.conclusion == Conclusion::success || s.conclusion == Conclusion::skipped) return {};
   if (s.conclusion == Conclusion::cancelled)
     return {FailureClass::cancelled, s.stop.text.empty() ? "cancelled" : s.stop.text};
@@ -35,14 +36,6 @@ FailureVerdict classify_failure(const FailureSignals& s) {
                         s.failure->exit_code, first_and_count(s.oom_kills))};
   if (!s.gpu_busy.empty()) return {FailureClass::gpu_busy, first_and_count(s.gpu_busy)};
   if (s.stop.kind == StopReason::Kind::timeout) return {FailureClass::timeout, s.stop.text};
-  // Only flaky tests failed: the step that failed was the test run (it exited non-zero, as a
-  // test runner does when a test fails), and every failed test is known to flip.
-  if ((!s.failure || s.failure->kind == "exit code") && !s.failed_tests.empty() &&
-      std::ranges::all_of(s.failed_tests, [&](const std::string& test) {
-        return std::ranges::find(s.flaky_failed_tests, test) != s.flaky_failed_tests.end();
-      }))
-    return {FailureClass::test,
-            fmt::format("only known-flaky tests failed: {}", fmt::join(s.failed_tests, ", "))};
   if (s.failure && s.failure->kind == "exit code")
     return {FailureClass::code,
             fmt::format("step '{}' exited with code {}", s.failure->step, s.failure->exit_code)};

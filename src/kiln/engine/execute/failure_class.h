@@ -28,9 +28,9 @@ struct FailureSignals {
   // kiln or its machinery could not run the job: the container engine or the image pull
   // failed, kiln threw, no thread could be had. The text says what.
   std::string infrastructure;
-  // The failing tests of the job, and those of them known to be flaky (quarantined).
-  std::vector<std::string> failed_tests;
-  std::vector<std::string> flaky_failed_tests;
+  // The quarantined tests whose failures were all that failed a step of the job, which the job
+  // runner then did not let fail the job (engine/collect/quarantine.h).
+  std::vector<std::string> excused_tests;
 };
 
 struct FailureVerdict {
@@ -38,11 +38,13 @@ struct FailureVerdict {
   std::string evidence;
 };
 
-// The class of a finished job: none for a success or a skip; otherwise, first match wins:
-// cancelled; gpu-fault (a GPU fault explains any failure after it, a timeout included); infra;
-// oom (a step killed by SIGKILL, exit code 137, while the kernel logged an OOM kill); gpu-busy
-// (a failed job whose GPU memory was held by someone else); timeout; test (only known-flaky tests
-// failed and no step failed otherwise); code (a step exited non-zero, a gate, anything else).
+// The class of a finished job: none for a skip, and for a success unless quarantined tests'
+// failures were excused in it (test: green, with the warning as evidence); for a failure or a
+// cancel, first match wins: cancelled; gpu-fault (a GPU fault explains any failure after it, a
+// timeout included); infra; oom (a step killed by SIGKILL, exit code 137, while the kernel logged
+// an OOM kill); gpu-busy (a failed job whose GPU memory was held by someone else); timeout; code
+// (a step exited non-zero, a gate, anything else). A failed job is never `test`: a failure that
+// quarantined tests explain does not fail it, and whatever else failed it is not theirs.
 FailureVerdict classify_failure(const FailureSignals& signals);
 
 }  // namespace kiln::engine

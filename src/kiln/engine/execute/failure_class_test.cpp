@@ -96,16 +96,20 @@ TEST(FailureClass, MemoryHeldBySomeoneElseIsGpuBusy) {
   EXPECT_EQ(verdict.evidence, s.gpu_busy.front());
 }
 
-TEST(FailureClass, OnlyFlakyTestsFailedIsTest) {
-  auto failure = exited(1);
-  auto s = failed_step(failure);
-  s.failed_tests = {"suite.a", "suite.b"};
-  s.flaky_failed_tests = {"suite.a", "suite.b"};
-  auto verdict = classify_failure(s);
+// A job green only because quarantined tests' failures were excused is `test`; a red job with
+// them is not (what failed it was something else).
+TEST(FailureClass, ExcusedQuarantinedTestsAreTestOnAGreenJob) {
+  FailureSignals green;
+  green.conclusion = Conclusion::success;
+  EXPECT_EQ(classify_failure(green).failure_class, FailureClass::none);
+  green.excused_tests = {"suite.a", "suite.b"};
+  auto verdict = classify_failure(green);
   EXPECT_EQ(verdict.failure_class, FailureClass::test);
-  EXPECT_EQ(verdict.evidence, "only known-flaky tests failed: suite.a, suite.b");
-  s.flaky_failed_tests = {"suite.a"};  // one real failure among them: the code's
-  EXPECT_EQ(classify_failure(s).failure_class, FailureClass::code);
+  EXPECT_EQ(verdict.evidence, "only quarantined tests failed: suite.a, suite.b");
+  auto failure = exited(1);
+  auto red = failed_step(failure);
+  red.excused_tests = {"suite.a"};
+  EXPECT_EQ(classify_failure(red).failure_class, FailureClass::code);
 }
 
 }  // namespace

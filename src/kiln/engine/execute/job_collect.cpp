@@ -50,6 +50,19 @@ void JobRun::collect_tests() {
       test_results_file_, workspace_, run_as_);
   for (const auto& [kind, text] : outcome.lines) log_kiln(kind, text);
   test_totals_ = std::move(outcome.totals);
+  // Failures of quarantined tests are counted apart: they did not fail the job.
+  if (test_totals_.is_object()) {
+    int quarantined = 0;
+    for (const auto& c : outcome.cases)
+      if ((c.status == "failed" || c.status == "error") &&
+          quarantined_.contains(test_name(c.classname, c.name)))
+        ++quarantined;
+    test_totals_["quarantined"] = quarantined;
+  }
+  // The flip rule (quarantine.h): tests that flipped often enough are quarantined from now on.
+  for (const auto& [kind, text] : apply_flip_rule(*setup_.store, setup_.repo->name, outcome.cases,
+                                                  setup_.options->test_quarantine, store::now_ms()))
+    log_kiln(kind, text);
 }
 
 void JobRun::gate_benchmarks() {

@@ -12,12 +12,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "kiln/engine/collect/gpu_telemetry.h"
+#include "kiln/engine/collect/quarantine.h"
 #include "kiln/engine/execute/action_runner.h"
 #include "kiln/engine/execute/container_job.h"
 #include "kiln/engine/execute/job_runner.h"
@@ -95,6 +97,15 @@ class JobRun : public ActionHost, public StepGroupHost {
 
   // The first step that failed: how it ended and its last lines, and the job's reason.
   void record_failure(const StepSummary& result, Conclusion outcome);
+  StepFailure describe_failure(const StepSummary& result, Conclusion outcome) const;
+
+  // quarantine.h's step rule: a foreground step that exited 1-127 and whose new or changed JUnit
+  // files fail only quarantined tests does not fail the job (its conclusion becomes success, its
+  // outcome stays failure, as with continue-on-error); true when it was excused so.
+  bool excuse_quarantined(StepSummary& result);
+  // A job green only by excused steps is failed after all when the GPUs or the kernel say its
+  // tests' failures may not have been luck (a GPU fault, someone else's GPU memory, an OOM kill).
+  void withdraw_excuse_if_unsafe();
 
   std::string default_step_name(const workflow::Step& step) const;
 
@@ -284,6 +295,14 @@ class JobRun : public ActionHost, public StepGroupHost {
   std::optional<int> current_step_;
   std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_, test_results_file_;
   nlohmann::json test_totals_;
+  // Quarantined tests (quarantine.h): those of the repository in force when the job started; the
+  // result files before the foreground step running now (stamped only with a quarantine); the
+  // quarantined tests whose failures were excused, and the first excused step's failure.
+  std::set<std::string> quarantined_;
+  std::optional<int> stamped_step_;
+  FileStamps step_stamps_;
+  std::vector<std::string> excused_tests_;
+  std::optional<StepFailure> excused_failure_;
   std::optional<BenchmarkCollector> benchmarks_;
   std::string token_;
   std::optional<exec::JobSubreaper> subreaper_;

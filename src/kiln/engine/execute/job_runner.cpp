@@ -136,6 +136,8 @@ Status JobRun::prepare() {
   benchmarks_.emplace(*setup_.store, benchmark_context());
   test_results_file_ = job_dir_ / "test-results.txt";
   std::ofstream{test_results_file_};
+  // Tests quarantined now stay so for the whole job (quarantine.h): its steps are judged alike.
+  quarantined_ = quarantined_tests(*setup_.store, setup_.repo->name, store::now_ms());
 
   JobPlace place;
   place.run_id = setup_.run_id;
@@ -385,6 +387,7 @@ void JobRun::finish() {
     }
     summary_.outputs[key] = *value;
   }
+  withdraw_excuse_if_unsafe();
   // A job that ran out of time failed, whether or not a step was running then.
   bool was_cancelled = setup_.cancel->cancelled() && !timed_out_;
   summary_.conclusion = was_cancelled           ? Conclusion::cancelled
@@ -433,6 +436,7 @@ void JobRun::classify() {
   signals.gpu_busy = after_job_.gpu_busy;
   if (oom_watch_) signals.oom_kills = oom_watch_->kills();
   signals.infrastructure = infrastructure_;
+  signals.excused_tests = excused_tests_;
   auto verdict = classify_failure(signals);
   summary_.failure_class = verdict.failure_class;
   summary_.failure_evidence = std::move(verdict.evidence);

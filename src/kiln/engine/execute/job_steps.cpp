@@ -1,9 +1,11 @@
 // The job's step loop (job_run.h): each step's condition, environment, time limit and run, and
 // what a failing step leaves in the job's summary.
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kiln/engine/execute/job_run.h"
 #include "kiln/workflow/expand.h"
@@ -119,6 +121,10 @@ void JobRun::run_step(const workflow::Step& step) {
   } else {
     // The step's name heads its output on the terminal; the store has it in the step row.
     setup_.observer->job_line(shown_key(), "kiln", fmt::format("▶ {}", result.name));
+    if (!quarantined_.empty()) {
+      step_stamps_ = stamp_result_files(test_results_file_, workspace_);
+      stamped_step_ = step.index;
+    }
     outcome = execute(step, result);
   }
   finish_step(step, std::move(result), row, outcome, step_started, false);
@@ -133,6 +139,9 @@ Conclusion JobRun::finish_step(const workflow::Step& step, StepSummary result, s
     auto continue_on_error = flag_of(step.continue_on_error, context_);
     if (continue_on_error && *continue_on_error) result.conclusion = Conclusion::success;
   }
+  if (result.conclusion == Conclusion::failure && stamped_step_ == step.index)
+    excuse_quarantined(result);
+  stamped_step_.reset();
   bool cancel_fails = outcome == Conclusion::cancelled && !cancelled_on_purpose;
   if (result.conclusion == Conclusion::failure || cancel_fails) failed_ = true;
   if ((result.conclusion == Conclusion::failure || cancel_fails) && !summary_.failure)
@@ -179,15 +188,7 @@ void JobRun::add_step_summary(const std::string& markdown) {
 
 // The first step that failed: how it ended and its last lines, and the job's reason.
 void JobRun::record_failure(const StepSummary& result, Conclusion outcome) {
-  StepFailure failure;
-  failure.step_index = result.index;
-  failure.step = result.name;
-  failure.exit_code = result.exit_code;
-  failure.kind = !step_end_kind_.empty()            ? step_end_kind_
-                 : outcome == Conclusion::cancelled ? "cancelled"
-                 : result.exit_code != 0            ? "exit code"
-                                                    : "error";
-  failure.last_lines.assign(recent_lines_.begin(), recent_lines_.end());
+  StepFailure failure = describe_failure(result, outcome);
   // A cancelled job's reason is why it was cancelled (fail-fast, concurrency, Ctrl-C): the
   // scheduler knows it.
   if (summary_.reason.empty() && failure.kind != "cancelled")
@@ -197,6 +198,60 @@ void JobRun::record_failure(const StepSummary& result, Conclusion outcome) {
         : failure.kind == "timeout" ? fmt::format("step '{}' timed out", failure.step)
                                     : fmt::format("step '{}' failed", failure.step);
   summary_.failure = std::move(failure);
+}
+
+StepFailure JobRun::describe_failure(const StepSummary& result, Conclusion outcome) const {
+  StepFailure failure;
+  failure.step_index = result.index;
+  failure.step = result.name;
+  failure.exit_code = result.exit_code;
+  failure.kind = !step_end_kind_.empty()            ? step_end_kind_
+                 : outcome == Conclusion::cancelled ? "cancelled"
+                 : result.exit_code != 0            ? "exit code"
+                                                    : "error";
+  failure.last_lines.assign(recent_lines_.begin(), recent_lines_.end());
+  return failure;
+}
+
+bool JobRun::excuse_quarantined(StepSummary& result) {
+  // A signal (the OOM killer's SIGKILL among them), a timeout or a cancel is not a test's verdict.
+  if (!step_end_kind_.empty() || cancelled() || result.exit_code <= 0 || result.exit_code >= 128)
+    return false;
+  auto failures = failures_since(step_stamps_, test_results_file_, workspace_, run_as_);
+  if (!only_quarantined(failures.failed, quarantined_)) return false;
+  if (!failures.notes.empty()) {
+    log_kiln("warning", fmt::format("Only quarantined tests failed, but a result file of the step "
+                                    "could not be read, so the step fails the job: {}",
+                                    failures.notes.front()));
+    return false;
+  }
+  if (!excused_failure_) excused_failure_ = describe_failure(result, Conclusion::failure);
+  for (const auto& test : failures.failed)
+    if (std::ranges::find(excused_tests_, test) == excused_tests_.end())
+      excused_tests_.push_back(test);
+  log_kiln("warning",
+           fmt::format("Step '{}' exited with code {}, and only quarantined tests failed ({}): it "
+                       "does not fail the job (kiln tests list)",
+                       result.name, result.exit_code, fmt::join(failures.failed, ", ")));
+  result.conclusion = Conclusion::success;
+  return true;
+}
+
+void JobRun::withdraw_excuse_if_unsafe() {
+  if (excused_tests_.empty() || failed_ || timed_out_) return;
+  std::string why = !after_job_.gpu_faults.empty() ? after_job_.gpu_faults.front()
+                    : !after_job_.gpu_busy.empty() ? after_job_.gpu_busy.front()
+                    : oom_watch_ && !oom_watch_->kills().empty()
+                        ? "the kernel killed a process for memory: " + oom_watch_->kills().front()
+                        : std::string();
+  if (why.empty()) return;
+  log_kiln("error", fmt::format("The quarantined tests' failures are not excused: {}", why));
+  failed_ = true;
+  summary_.failure = excused_failure_;
+  if (summary_.failure)
+    summary_.reason = fmt::format("step '{}' failed with exit code {}", summary_.failure->step,
+                                  summary_.failure->exit_code);
+  excused_tests_.clear();
 }
 
 std::string JobRun::default_step_name(const workflow::Step& step) const {

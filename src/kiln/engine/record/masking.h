@@ -101,6 +101,17 @@ class MaskingStore final : public store::Store {
       const store::BenchmarkQuery& query) override;
   Result<std::vector<std::int64_t>> add_test_cases(std::span<const store::TestCase> cases) override;
   Result<std::vector<store::TestCase>> list_test_cases(const store::TestCaseQuery& query) override;
+  Status quarantine_test(const store::TestQuarantine& record) override {
+    return inner_.quarantine_test(record);
+  }
+  Result<bool> release_test_quarantine(std::string_view repository, std::string_view test,
+                                       store::TimeMs at) override {
+    return inner_.release_test_quarantine(repository, test, at);
+  }
+  Result<std::vector<store::TestQuarantine>> list_test_quarantine(
+      std::string_view repository) override {
+    return inner_.list_test_quarantine(repository);
+  }
 
   Result<std::vector<std::int64_t>> add_gpu_samples(
       std::span<const store::GpuSampleRecord> samples) override;
