@@ -43,7 +43,7 @@ expect_json "$(job_json quiet conclusion)" success "the quiet job succeeds"
 expect_json "$(job_json quiet log_dropped_lines)" 0 "the quiet job dropped no line"
 chatty_dropped="$(json_eval - "$(job_json chatty log_dropped_lines)")"
 failing_dropped="$(json_eval - "$(job_json failing log_dropped_lines)")"
-expect_json "$(job_json chatty log_dropped_bytes)" "$((chatty_dropped * 10 + 16))" \
+expect_json "$(job_json chatty log_dropped_bytes)" "$(((chatty_dropped - 1) * 10 + 16))" \
   "kiln run --json has the dropped bytes (10 a line, 16 for AFTER-THE-LIMIT)"
 expect_not_contains "$ERR" "line-1999" "the terminal does not show a line past the limit"
 expect_contains "$ERR" "line-0000" "the terminal shows the first lines"
