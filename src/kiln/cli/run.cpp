@@ -88,6 +88,8 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
            {"failure_evidence", job.failure_evidence},
            {"order", job.order},
            {"duration_ms", job.duration.count()},
+           {"log_dropped_lines", job.log_dropped_lines},
+           {"log_dropped_bytes", job.log_dropped_bytes},
            {"matrix", job.matrix},
            {"labels", job.labels},
            {"outputs", outputs},

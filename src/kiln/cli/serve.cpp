@@ -56,6 +56,7 @@ int serve_command(const ServeArgs& args) {
   options.base.gpu_health = options.config.gpu_health;
   options.base.retry = options.config.retry;
   options.base.test_quarantine = options.config.test_quarantine;
+  options.base.max_log_bytes = options.config.max_log_bytes;
   if (options.config.host_store) options.base.host_store = *options.config.host_store;
   if (!args.simulate_gpus.empty()) options.base.simulate_gpus = args.simulate_gpus;
   // Containers as `kiln run` takes them: $KILN_CONTAINER_ENGINE, else kiln.yml's containers.

@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
@@ -206,10 +207,19 @@ Status read_tests(const Reader& reader, const YAML::Node& node, HostConfig& conf
   return {};
 }
 
-// jobs: {user: kiln-job}: host jobs' steps run as that unprivileged user.
+// jobs: {user: kiln-job, max_log_size: 1G}: host jobs' steps run as that unprivileged user; a
+// job's log keeps at most that much.
 Status read_jobs(const Reader& reader, const YAML::Node& node, HostConfig& config) {
-  KILN_TRY_VOID(reader.mapping(node, "jobs", {"user"}));
+  KILN_TRY_VOID(reader.mapping(node, "jobs", {"user", "max_log_size"}));
   if (!node || node.IsNull()) return {};
+  if (auto size = node["max_log_size"]; size && !size.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(size, "jobs.max_log_size"));
+    auto bytes = parse_size(text);
+    if (!bytes) return reader.error(size, "jobs.max_log_size: {}", bytes.error().message);
+    if (*bytes == 0)
+      return reader.error(size, "jobs.max_log_size: must be more than 0 (a job's log of nothing)");
+    config.max_log_bytes = *bytes;
+  }
   if (auto user = node["user"]; user && !user.IsNull()) {
     KILN_TRY(auto text, reader.scalar(user, "jobs.user"));
     auto resolved = core::resolve_run_as(text);
@@ -365,6 +375,30 @@ Status read_hipcheck(const Reader& reader, const YAML::Node& node, HipcheckConfi
 }
 
 }  // namespace
+
+Result<std::uint64_t> parse_size(std::string_view text) {
+  auto bad = [&] {
+    return fail(ErrorCode::invalid_input,
+                "'{}' is not a size (a whole number of bytes, or with K, M, G or T: 64K, 512M, 1G)",
+                text);
+  };
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end == text.data()) return bad();
+  std::string unit;
+  for (const char* c = end; c != text.data() + text.size(); ++c)
+    unit.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(*c))));
+  int shift = 0;
+  if (!unit.empty() && unit != "b") {
+    const auto letter = std::string_view("kmgt").find(unit[0]);
+    const auto rest = std::string_view(unit).substr(1);
+    if (letter == std::string_view::npos || !(rest.empty() || rest == "b" || rest == "ib"))
+      return bad();
+    shift = 10 * static_cast<int>(letter + 1);
+  }
+  if (value > (std::uint64_t{1} << (63 - shift))) return bad();
+  return value << shift;
+}
 
 Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file) {
   Reader reader(file);

@@ -37,6 +37,7 @@
 //     url: https://github.com              # where owner/repo@ref actions are fetched from
 //   jobs:
 //     user: kiln-job                       # host jobs' steps run as this user (kiln as root)
+//     max_log_size: 1G                     # a job's log past this: lines counted, not kept
 //   retry:                                 # runs again a run failed only for these classes
 //     gpu-fault: 1                         # (defaults: gpu-fault 1, infra 1; 0-5; never code)
 //     infra: 1
@@ -172,6 +173,10 @@ struct HipcheckConfig {
   std::vector<std::string> hip_macros;
 };
 
+// jobs.max_log_size's default: generous (a 2M-line NCCL debug log is about 200 MiB), but a step
+// printing without end cannot fill the disk. (engine.h RunOptions has the same default.)
+inline constexpr std::uint64_t k_default_max_log_bytes = std::uint64_t{1} << 30;
+
 // retry:'s defaults: a GPU fault and an infrastructure failure are retried once.
 inline const std::map<store::FailureClass, int> k_default_retry = {
     {store::FailureClass::gpu_fault, 1}, {store::FailureClass::infra, 1}};
@@ -199,6 +204,9 @@ struct HostConfig {
   // jobs.user: the unprivileged user host jobs' steps run as (docs/configuration.md); none: as
   // kiln's own user.
   std::optional<core::RunAs> job_user;
+  // jobs.max_log_size: the bytes of a job's log that are stored and shown; past them its lines
+  // are only counted (engine.h RunOptions::max_log_bytes).
+  std::uint64_t max_log_bytes = k_default_max_log_bytes;
   // retry: how many times a run whose failed jobs all failed for these classes is run again, by
   // class (docs/failures.md); `code` is never retried automatically.
   std::map<store::FailureClass, int> retry = k_default_retry;
@@ -217,5 +225,10 @@ Result<HostConfig> find_host_config(const std::optional<std::filesystem::path>& 
 
 // kiln.yml's durations are core::parse_duration's ("500ms", "10s", "2m", "1h", "7d").
 using core::parse_duration;
+
+// A size in bytes: a whole number with an optional binary unit, K, M, G or T (1024, 1024², ...),
+// each also as KiB or KB (still 1024: sizes of logs and memory are meant), any case: "1G",
+// "512MiB", "64k", "100" (bytes). invalid_input for anything else or past 2^63 bytes.
+Result<std::uint64_t> parse_size(std::string_view text);
 
 }  // namespace kiln::config

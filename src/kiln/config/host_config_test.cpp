@@ -180,6 +180,46 @@ TEST(HostConfig, TestQuarantinePolicy) {
   }
 }
 
+TEST(HostConfig, SizesTakeBinaryUnitsInAnyCase) {
+  EXPECT_EQ(parse_size("100").value(), 100u);
+  EXPECT_EQ(parse_size("100B").value(), 100u);
+  EXPECT_EQ(parse_size("64k").value(), 64u * 1024);
+  EXPECT_EQ(parse_size("64KiB").value(), 64u * 1024);
+  EXPECT_EQ(parse_size("64KB").value(), 64u * 1024);
+  EXPECT_EQ(parse_size("512M").value(), 512u << 20);
+  EXPECT_EQ(parse_size("2gib").value(), std::uint64_t{2} << 30);
+  EXPECT_EQ(parse_size("3T").value(), std::uint64_t{3} << 40);
+  EXPECT_EQ(parse_size("8388608T").value(), std::uint64_t{1} << 63);  // the largest
+  EXPECT_EQ(parse_size("0").value(), 0u);
+  for (const char* text : {"", "G", "1.5G", "-1", "1 G", "1X", "1Gi", "1GBB", "9999999999999999999",
+                           "8388609T", "abc"}) {
+    auto size = parse_size(text);
+    ASSERT_FALSE(size) << text;
+    EXPECT_EQ(size.error().code, ErrorCode::invalid_input) << text;
+  }
+}
+
+TEST(HostConfig, MaxLogSize) {
+  auto defaults = parse_host_config("", "kiln.yml");
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->max_log_bytes, std::uint64_t{1} << 30);
+  auto config = parse_host_config("jobs:\n  max_log_size: 64K\n", "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->max_log_bytes, 64u * 1024);
+  for (auto [text, words] :
+       {std::pair{"jobs:\n  max_log_size: lots\n", "'lots' is not a size"},
+        std::pair{"jobs:\n  max_log_size: 1.5G\n", "'1.5G' is not a size"},
+        std::pair{"jobs:\n  max_log_size: 0\n", "must be more than 0"},
+        std::pair{"jobs:\n  max_log_size: [1G]\n", "expected a single value"}}) {
+    auto bad = parse_host_config(text, "kiln.yml");
+    ASSERT_FALSE(bad) << text;
+    EXPECT_EQ(bad.error().where.line, 2) << text;
+    EXPECT_EQ(bad.error().where.column, 17) << text;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr("jobs.max_log_size: ")) << text;
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr(words)) << text;
+  }
+}
+
 TEST(HostConfig, ActionsUrl) {
   auto defaults = parse_host_config("", "kiln.yml");
   ASSERT_TRUE(defaults);

@@ -74,6 +74,9 @@ struct RunOptions {
   std::chrono::milliseconds keep_failed_for{30 * 60'000};
   // How many of a failing step's last log lines its job's summary keeps (StepFailure).
   int failure_lines = 10;
+  // kiln.yml jobs.max_log_size: the bytes of a job's log (its lines and their newlines) that are
+  // stored and shown; the lines past them are only counted (JobSummary::log_dropped_lines).
+  std::uint64_t max_log_bytes = std::uint64_t{1} << 30;  // config::k_default_max_log_bytes
   // --actions-mirror / KILN_ACTIONS_MIRROR: where `owner/repo@ref` actions and reusable
   // workflows are read from (DIR/owner/repo@ref/); unset: such references are errors.
   std::optional<std::filesystem::path> actions_mirror;
@@ -180,6 +183,10 @@ struct JobSummary {
   // at most k_max_job_annotations (the forge's check run shows no more).
   std::vector<exec::Annotation> annotations;
   std::string step_summary;  // its steps' $GITHUB_STEP_SUMMARY (masked), as `kiln report` shows it
+  // The lines (and their bytes, newlines counted) past RunOptions::max_log_bytes: counted, not
+  // stored or shown.
+  std::uint64_t log_dropped_lines = 0;
+  std::uint64_t log_dropped_bytes = 0;
 };
 
 inline constexpr std::size_t k_max_job_annotations = 1000;

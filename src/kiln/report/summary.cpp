@@ -102,6 +102,11 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
         job.extra.contains("step_summary") && job.extra["step_summary"].is_string()
             ? Json(job.extra["step_summary"])
             : Json("");
+    // The lines kiln.yml jobs.max_log_size kept out of the log: counted, not stored.
+    row["log_dropped_lines"] =
+        job.extra.contains("log_dropped") && job.extra["log_dropped"].is_object()
+            ? Json(job.extra["log_dropped"].value("lines", std::uint64_t{0}))
+            : Json(0);
     Json step_rows = Json::array();
     for (const auto& step : steps)
       step_rows.push_back({{"index", step.index},

@@ -7,6 +7,24 @@
 #include "kiln/engine/execute/job_run.h"
 
 namespace kiln::engine {
+namespace {
+
+// "80 B", "512 KiB", "1.5 MiB", "1 GiB": the log size limit's messages.
+std::string format_size(std::uint64_t bytes) {
+  constexpr const char* k_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int unit = 0;
+  double value = static_cast<double>(bytes);
+  while (value >= 1024 && unit < 6) {
+    value /= 1024;
+    ++unit;
+  }
+  if (unit == 0) return fmt::format("{} B", bytes);
+  auto text = fmt::format("{:.1f}", value);
+  if (text.ends_with(".0")) text.resize(text.size() - 2);
+  return fmt::format("{} {}", text, k_units[unit]);
+}
+
+}  // namespace
 
 store::LogStream JobRun::stream_of(std::string_view kind) {
   if (kind == "output") return store::LogStream::out;
@@ -140,6 +158,49 @@ void JobRun::log_line_locked(std::optional<int> step, std::deque<std::string>& r
                                                           : std::string(text));
     while (recent.size() > static_cast<size_t>(setup_.options->failure_lines)) recent.pop_front();
   }
+  // kiln.yml jobs.max_log_size: past it the step's lines are counted, not stored or shown (the
+  // recent lines above still follow them: a failure's summary shows how the step ended). kiln's
+  // own messages and annotations, which say why the job ended, are still kept, up to
+  // k_max_job_annotations of them.
+  const std::uint64_t size = text.size() + 1;
+  const std::uint64_t limit = setup_.options->max_log_bytes;
+  if (log_dropped_lines_ > 0 || log_bytes_ + size > limit) {
+    const bool says_why =
+        kind == "kiln" || kind == "error" || kind == "warning" || kind == "notice";
+    if (!says_why || kept_past_limit_ >= k_max_job_annotations) {
+      if (log_dropped_lines_ == 0)
+        store_and_show_locked(step, {}, "kiln",
+                              fmt::format("The job's log reached its size limit of {} (kiln.yml "
+                                          "jobs.max_log_size): later lines are counted, not "
+                                          "stored or shown.",
+                                          format_size(limit)));
+      ++log_dropped_lines_;
+      log_dropped_bytes_ += size;
+      return;
+    }
+    ++kept_past_limit_;
+  } else {
+    log_bytes_ += size;
+  }
+  store_and_show_locked(step, prefix, kind, text);
+}
+
+void JobRun::report_dropped_lines() {
+  std::lock_guard lock(log_mutex_);
+  summary_.log_dropped_lines = log_dropped_lines_;
+  summary_.log_dropped_bytes = log_dropped_bytes_;
+  if (log_dropped_lines_ == 0) return;
+  store_and_show_locked(
+      std::nullopt, {}, "kiln",
+      fmt::format("{} {} ({}) past the job's log size limit of {} {} not stored or shown "
+                  "(kiln.yml jobs.max_log_size).",
+                  log_dropped_lines_, log_dropped_lines_ == 1 ? "line" : "lines",
+                  format_size(log_dropped_bytes_), format_size(setup_.options->max_log_bytes),
+                  log_dropped_lines_ == 1 ? "was" : "were"));
+}
+
+void JobRun::store_and_show_locked(std::optional<int> step, std::string_view prefix,
+                                   std::string_view kind, std::string_view text) {
   store::LogLine line;
   line.job_id = setup_.job_row;
   line.step_index = step;

@@ -226,6 +226,11 @@ class JobRun : public ActionHost, public StepGroupHost {
   // log_line's body, with log_mutex_ held: `recent` keeps the step's last lines.
   void log_line_locked(std::optional<int> step, std::deque<std::string>& recent,
                        std::string_view prefix, std::string_view kind, std::string_view text);
+  // The line to the store, then to the observer (log_mutex_ held).
+  void store_and_show_locked(std::optional<int> step, std::string_view prefix,
+                             std::string_view kind, std::string_view text);
+  // The line in the job's finished log: how many lines the size limit dropped (if any).
+  void report_dropped_lines();
 
   class LogSink : public exec::LogSink {
    public:
@@ -337,6 +342,12 @@ class JobRun : public ActionHost, public StepGroupHost {
   };
   std::map<int, BackgroundStep> background_;
   std::mutex log_mutex_;  // log_, store_warned_ and the recent lines while steps run at once
+  // RunOptions::max_log_bytes (log_mutex_): the bytes kept so far, the lines and bytes dropped
+  // past the limit, and the lines that say why the job ended kept past it.
+  std::uint64_t log_bytes_ = 0;
+  std::uint64_t log_dropped_lines_ = 0;
+  std::uint64_t log_dropped_bytes_ = 0;
+  std::size_t kept_past_limit_ = 0;
   std::map<int, std::deque<std::string>> step_lines_;  // each background step's last lines
   // Last: destroyed first, so that no background step's thread outlives what it writes to.
   StepGroup step_group_{*this};

@@ -397,6 +397,7 @@ void JobRun::finish() {
     summary_.reason = fmt::format("the job exceeded its maximum execution time of {} minutes",
                                   job_timeout_minutes_);
   summary_.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
+  report_dropped_lines();
   classify();
   // Every line in the store before the job is: a reader never sees a finished job's log cut.
   if (log_) {
@@ -424,6 +425,11 @@ void JobRun::finish() {
     result.extras.emplace_back(JobExtra::gpus, std::move(gpus));
   }
   if (!test_totals_.is_null()) result.extras.emplace_back(JobExtra::tests, test_totals_);
+  if (summary_.log_dropped_lines > 0)
+    result.extras.emplace_back(JobExtra::log_dropped,
+                               nlohmann::json{{"lines", summary_.log_dropped_lines},
+                                              {"bytes", summary_.log_dropped_bytes},
+                                              {"limit", setup_.options->max_log_bytes}});
   setup_.recorder->finish_job(setup_.job_row, result);
 }
 

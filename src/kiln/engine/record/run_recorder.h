@@ -35,6 +35,7 @@ enum class JobExtra {
   gpus,          // the granted GPUs, for `kiln report`
   step_summary,  // the steps' $GITHUB_STEP_SUMMARY
   tests,         // the job's test totals
+  log_dropped,   // {"lines", "bytes", "limit"}: what kiln.yml jobs.max_log_size kept out
 };
 std::string_view to_string(JobExtra key);
 
