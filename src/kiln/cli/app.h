@@ -28,5 +28,6 @@ void add_cancel_command(CLI::App& app, int& exit_code);
 void add_watch_command(CLI::App& app, int& exit_code);
 void add_exec_commands(CLI::App& app, int& exit_code);  // exec, release
 void add_migrate_command(CLI::App& app, int& exit_code);
+void add_agent_command(CLI::App& app, int& exit_code);  // Slurm jobs (slurm_agent.h)
 
 }  // namespace kiln::cli

@@ -40,6 +40,9 @@
 //   retry:                                 # runs again a run failed only for these classes
 //     gpu-fault: 1                         # (defaults: gpu-fault 1, infra 1; 0-5; never code)
 //     infra: 1
+//   slurm:                                 # jobs sent to Slurm (slurm_config.h)
+//     spool: /shared/kiln/spool
+//     pools: [{labels: [gpu], partition: gpu, gpu-model: {h100: h100}}]
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -84,6 +87,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/config/slurm_config.h"
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
@@ -196,6 +200,8 @@ struct HostConfig {
   // retry: how many times a run whose failed jobs all failed for these classes is run again, by
   // class (docs/failures.md); `code` is never retried automatically.
   std::map<store::FailureClass, int> retry = k_default_retry;
+  // slurm: the jobs submitted to Slurm (slurm_config.h, docs/scale-out.md "Slurm").
+  std::optional<SlurmConfig> slurm;
 };
 
 // `file` names the text in errors and anchors relative paths.

@@ -25,6 +25,8 @@ std::string_view to_string(JobExtra key) {
       return "step_summary";
     case JobExtra::tests:
       return "tests";
+    case JobExtra::slurm:
+      return "slurm";
   }
   return "unknown";
 }

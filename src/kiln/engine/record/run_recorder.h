@@ -35,6 +35,7 @@ enum class JobExtra {
   gpus,          // the granted GPUs, for `kiln report`
   step_summary,  // the steps' $GITHUB_STEP_SUMMARY
   tests,         // the job's test totals
+  slurm,         // {"job_id", "node", "gpus"}: where Slurm ran it (`kiln agent`)
 };
 std::string_view to_string(JobExtra key);
 
