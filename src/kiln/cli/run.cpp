@@ -15,6 +15,7 @@
 #include "kiln/container/engine.h"
 #include "kiln/engine/engine.h"
 #include "kiln/exec/process_tracker.h"
+#include "kiln/store/postgres_store.h"
 #include "kiln/workflow/loader.h"
 #include "kiln/workflow/schedule.h"
 
@@ -302,6 +303,13 @@ int run_command(const RunArgs& args) {
     return report_error(reaper.error());
   auto store = open_store(options->store_path, options->repository);
   if (!store) return report_error(store.error());
+  // A Slurm job's agent writes to this same store (docs/scale-out.md "Slurm").
+  options->agent_store =
+      options->store_path && store::is_postgres_url(options->store_path->string())
+          ? options->store_path->string()
+          : std::filesystem::absolute(options->store_path ? *options->store_path
+                                                          : default_store_path(options->repository))
+                .string();
 
   struct sigaction action = {};
   action.sa_handler = on_signal;

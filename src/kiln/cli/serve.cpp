@@ -77,6 +77,14 @@ int serve_command(const ServeArgs& args) {
     options.base.job_user = user;
   }
   options.base.gpu_telemetry = options.config.gpu_telemetry;
+  // kiln.yml slurm: its agents write to the server's own store (docs/scale-out.md "Slurm").
+  options.base.slurm = options.config.slurm;
+  options.base.agent_store =
+      !options.config.serve.store_url.empty()
+          ? options.config.serve.store_url
+          : std::filesystem::absolute(
+                options.config.serve.store.value_or(options.config.file.parent_path() / "kiln.db"))
+                .string();
   auto mirror = actions_mirror(args.actions_mirror);
   if (!mirror) return report_error(mirror.error());
   options.base.actions_mirror = *mirror;

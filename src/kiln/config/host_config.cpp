@@ -416,7 +416,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
     KILN_TRY_VOID(
         reader.mapping(root, "kiln.yml",
                        {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck",
-                        "actions", "jobs", "host_store_password_file", "retry", "tests"}));
+                        "actions", "jobs", "host_store_password_file", "retry", "tests", "slurm"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     if (auto actions = root["actions"]; actions && !actions.IsNull()) {
@@ -447,6 +447,14 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
       KILN_TRY_VOID(read_telemetry(reader, gpus["telemetry"], config.gpu_telemetry));
     }
     KILN_TRY_VOID(read_serve(reader, root["serve"], config.serve));
+    KILN_TRY_VOID(detail::read_slurm(reader, root["slurm"], config.slurm));
+    // A pool's labels are served: through Slurm (a bare `cpu-big` would be unknown otherwise).
+    if (config.slurm)
+      for (const auto& pool : config.slurm->pools)
+        for (const auto& label : pool.labels)
+          if (!config.gpu_labels.serves(label))
+            if (auto served = config.gpu_labels.serve(label, pool.where); !served)
+              return std::unexpected(served.error());
   } catch (const YAML::Exception& e) {
     return make_error(ErrorCode::invalid_input, e.msg,
                       SourceLocation{file.string(), e.mark.line + 1, e.mark.column + 1});

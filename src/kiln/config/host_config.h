@@ -46,6 +46,9 @@
 //       flips: 2                           # fail<->pass on one commit this many times ... (0: off)
 //       runs: 10                           # ... in the test's last this many results
 //       expires: 14d                       # quarantined this long (1m to 365d)
+//   slurm:                                 # jobs sent to Slurm (slurm_config.h)
+//     spool: /shared/kiln/spool
+//     pools: [{labels: [gpu], partition: gpu, gpu-model: {h100: h100}}]
 //   serve:                                 # kiln serve (docs/serve.md)
 //     listen: 127.0.0.1:8080               # HOST:PORT (port 0: any free port)
 //     public_url: https://ci.example.com   # links in commit statuses (default: http://listen)
@@ -90,6 +93,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/config/slurm_config.h"
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
@@ -212,6 +216,8 @@ struct HostConfig {
   std::map<store::FailureClass, int> retry = k_default_retry;
   // tests.quarantine: the flip rule of quarantined tests (docs/failures.md).
   store::TestQuarantinePolicy test_quarantine;
+  // slurm: the jobs submitted to Slurm (slurm_config.h, docs/scale-out.md "Slurm").
+  std::optional<SlurmConfig> slurm;
 };
 
 // `file` names the text in errors and anchors relative paths.

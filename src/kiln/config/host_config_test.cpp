@@ -260,7 +260,7 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
        "kiln.yml: unknown key 'runners' (known: actions, containers, debug, gpus, hipcheck, "
-       "host_store, host_store_password_file, jobs, labels, retry, serve, tests)"},
+       "host_store, host_store_password_file, jobs, labels, retry, serve, slurm, tests)"},
       {"host_store: postgresql://kiln:secret@db/kiln\n", 1, 13,
        "host_store: the store URL carries a password: give it in a file "
        "(host_store_password_file), PGPASSWORD or PGPASSFILE instead"},
@@ -479,6 +479,71 @@ TEST(ServeConfig, ErrorsSayWhere) {
     EXPECT_NE(config.error().message.find(c.message), std::string::npos) << config.error().message;
     EXPECT_EQ(config.error().where.line, c.line) << c.text;
   }
+}
+
+}  // namespace
+}  // namespace kiln::config
+
+namespace kiln::config {
+namespace {
+
+TEST(SlurmConfig, PoolsAndTheirLabels) {
+  auto config = parse_host_config(R"(slurm:
+  spool: spool
+  bin_dir: /opt/slurm/bin
+  pools:
+    - labels: [gpu]
+      partition: gpu
+      account: ml
+      qos: high
+      exclusive: true
+      gpu-model: {h100: h100_80g}
+      sbatch_args: [--constraint=ib]
+    - labels: [cpu-big]
+)",
+                                  "/etc/kiln/kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  ASSERT_TRUE(config->slurm);
+  const auto& slurm = *config->slurm;
+  EXPECT_EQ(slurm.spool, std::filesystem::path("/etc/kiln/spool"));
+  EXPECT_EQ(slurm.bin_dir, std::filesystem::path("/opt/slurm/bin"));
+  ASSERT_EQ(slurm.pools.size(), 2u);
+  const auto& gpu = slurm.pools[0];
+  EXPECT_EQ(gpu.partition, "gpu");
+  EXPECT_EQ(gpu.account, "ml");
+  EXPECT_EQ(gpu.qos, "high");
+  EXPECT_TRUE(gpu.exclusive);
+  EXPECT_EQ(gpu.gres_types.at("h100"), "h100_80g");
+  EXPECT_EQ(gpu.sbatch_args, std::vector<std::string>{"--constraint=ib"});
+  // `gpu` takes gpu, gpu:2 (the label or LABEL:...), not gpu-model:h100 alone.
+  EXPECT_EQ(slurm.pool_for({"self-hosted", "gpu:2"}), &slurm.pools[0]);
+  EXPECT_EQ(slurm.pool_for({"gpu"}), &slurm.pools[0]);
+  EXPECT_EQ(slurm.pool_for({"gpu-model:h100"}), nullptr);
+  EXPECT_EQ(slurm.pool_for({"cpu-big"}), &slurm.pools[1]);
+  EXPECT_EQ(slurm.pool_for({"linux"}), nullptr);
+}
+
+TEST(SlurmConfig, ErrorsSayWhere) {
+  auto error = [](const std::string& text) {
+    auto config = parse_host_config(text, "/k/kiln.yml");
+    return config ? std::string("no error") : config.error().to_string();
+  };
+  EXPECT_EQ(error("slurm:\n  spool: s\n  pools:\n    - labels: [gpu]\n      partitoin: p\n"),
+            "/k/kiln.yml:5:7: error: slurm.pools[0]: unknown key 'partitoin' (known: account, "
+            "exclusive, gpu-model, labels, partition, qos, sbatch_args)");
+  EXPECT_THAT(error("slurm:\n  pools:\n    - labels: [gpu]\n"),
+              ::testing::HasSubstr("/k/kiln.yml:2:3: error: slurm.spool: required"));
+  EXPECT_THAT(error("slurm:\n  spool: s\n  pools: []\n"),
+              ::testing::HasSubstr("/k/kiln.yml:3:10: error: slurm.pools: expected a list"));
+  EXPECT_THAT(error("slurm:\n  spool: s\n  pools:\n    - partition: p\n"),
+              ::testing::HasSubstr("slurm.pools[0].labels: a pool needs at least one"));
+  EXPECT_THAT(error("slurm:\n  spool: s\n  pools:\n    - labels: [gpu]\n      exclusive: yes\n"),
+              ::testing::HasSubstr("/k/kiln.yml:5:18: error: slurm.pools[0].exclusive: expected "
+                                   "true or false, got 'yes'"));
+  EXPECT_THAT(error("slurm:\n  spool: s\n  pools:\n    - labels: [gpu]\n      sbatch_args: "
+                    "[constraint=ib]\n"),
+              ::testing::HasSubstr("/k/kiln.yml:5:21: error: slurm.pools[0].sbatch_args: "
+                                   "'constraint=ib' is not an option"));
 }
 
 }  // namespace

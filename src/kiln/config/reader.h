@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -84,5 +85,8 @@ inline std::filesystem::path resolve(const Reader& reader, const std::string& pa
 
 // serve: (serve_config.cpp).
 Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& serve);
+
+// slurm: (slurm_config.cpp).
+Status read_slurm(const Reader& reader, const YAML::Node& node, std::optional<SlurmConfig>& slurm);
 
 }  // namespace kiln::config::detail

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/config/slurm_config.h"
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
@@ -130,6 +131,12 @@ struct RunOptions {
   // Where artifacts are kept: <artifact_dir>/<run id>/<name>/. Empty: <repository>/.kiln/
   // artifacts (`kiln serve` keeps them in its work_dir, as its checkouts are removed).
   std::filesystem::path artifact_dir;
+  // kiln.yml slurm: the jobs whose runs-on labels a pool names are submitted to Slurm and run by
+  // `kiln agent` on the node (execute/slurm_executor.h); the others run on this host.
+  std::optional<config::SlurmConfig> slurm;
+  // Where a Slurm job's agent opens this run's store: the SQLite file or postgresql:// URL the
+  // command itself uses (the nodes must reach it: docs/scale-out.md "Slurm").
+  std::string agent_store;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).

@@ -18,6 +18,7 @@
 #include "kiln/engine/clock.h"
 #include "kiln/engine/engine.h"
 #include "kiln/engine/execute/host_executor.h"
+#include "kiln/engine/execute/slurm_executor.h"
 #include "kiln/engine/place/placer.h"
 #include "kiln/engine/plan/planner.h"
 #include "kiln/engine/plan/repository.h"
@@ -121,8 +122,19 @@ Result<RunReport> drive(const RunOptions& options, const RepositoryInfo& repo,
                            .masker = &masker,
                            .gpus = &placer.supervisor(),
                            .kiln_dir = repo.root / ".kiln"});
+    // kiln.yml slurm: the jobs of its pools go to Slurm, the others stay on this host.
+    std::optional<SlurmExecutor> slurm;
+    std::optional<LabelRouter> router;
+    if (options.slurm) {
+      slurm.emplace(SlurmExecutorContext{.options = &options,
+                                         .repo = &repo,
+                                         .event = &event,
+                                         .recorder = &recorder,
+                                         .kiln_dir = repo.root / ".kiln"});
+      router.emplace(*options.slurm, executor, *slurm);
+    }
     SchedulerSeams seams{
-        .executor = executor,
+        .executor = router ? static_cast<Executor&>(*router) : executor,
         .events = queue,
         .placer = placer,
         .recorder = recorder,

@@ -12,6 +12,7 @@
 #include "kiln/engine/engine.h"
 #include "kiln/engine/plan/planner.h"
 #include "kiln/gpu/gpu.h"
+#include "kiln/gpu/request.h"
 #include "kiln/workflow/expr/expr.h"
 
 namespace kiln::engine {
@@ -69,6 +70,7 @@ struct JobSpec {
   std::map<std::string, std::string> gpu_env;  // the Placer's device environment
   std::string job_token;
   std::vector<gpu::GpuInfo> gpus;
+  gpu::GpuRequest gpu_request;  // what runs-on asked for (a Slurm job's --gres)
   std::uint64_t gpu_memory_budget_mib = 0;
   std::filesystem::path artifact_root;
 };

@@ -27,6 +27,8 @@ std::string_view to_string(JobExtra key) {
       return "tests";
     case JobExtra::log_dropped:
       return "log_dropped";
+    case JobExtra::slurm:
+      return "slurm";
   }
   return "unknown";
 }

@@ -36,6 +36,7 @@ enum class JobExtra {
   step_summary,  // the steps' $GITHUB_STEP_SUMMARY
   tests,         // the job's test totals
   log_dropped,   // {"lines", "bytes", "limit"}: what kiln.yml jobs.max_log_size kept out
+  slurm,         // {"job_id", "node", "gpus"}: where Slurm ran it (`kiln agent`)
 };
 std::string_view to_string(JobExtra key);
 

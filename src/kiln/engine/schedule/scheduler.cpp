@@ -187,6 +187,7 @@ void Scheduler::launch(WorkflowState& wf, Node& node, Instance& instance) {
   spec.gpu_env = seams_.placer.environment(instance.gpus);
   spec.job_token = instance.token;
   spec.gpus = instance.gpus;
+  spec.gpu_request = instance.gpu_request;
   spec.gpu_memory_budget_mib = instance.gpu_request.memory_budget_mib > 0
                                    ? instance.gpu_request.memory_budget_mib
                                    : options_.gpu_telemetry.memory_budget_mib.value_or(0);

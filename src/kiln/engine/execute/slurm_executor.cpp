@@ -1,0 +1,362 @@
+#include "kiln/engine/execute/slurm_executor.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kiln/core/subprocess.h"
+#include "kiln/engine/execute/job_runner.h"
+#include "kiln/engine/execute/slurm_job.h"
+
+namespace kiln::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+// The slack between kiln's own job timeout and Slurm's --time, so that kiln's comes first and the
+// job ends as a timeout with its log, not as a Slurm kill.
+constexpr int k_time_slack_minutes = 5;
+constexpr int k_default_timeout_minutes = 360;
+// How long a Slurm job may be gone before its outcome shows up (a shared file system's cache).
+constexpr auto k_outcome_grace = std::chrono::seconds(10);
+// How long a cancelled job's agent has to stop its steps before scancel kills the job.
+constexpr auto k_cancel_grace = std::chrono::seconds(30);
+
+// 'text' for sh, for sbatch --wrap.
+std::string sh_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+// The job's timeout-minutes when it is a number; expressions are the job runner's (it still
+// applies them), Slurm then gets the default.
+int timeout_minutes_of(const JobSpec& spec) {
+  const auto* job = spec.workflow.workflow.find_job(spec.job_id);
+  if (!job || !job->timeout_minutes) return k_default_timeout_minutes;
+  const std::string& text = job->timeout_minutes->value;
+  double minutes = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), minutes);
+  if (ec != std::errc() || end != text.data() + text.size() || minutes <= 0)
+    return k_default_timeout_minutes;
+  return static_cast<int>(minutes + 0.999);
+}
+
+std::string safe_name(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_') ? c : '_';
+  return out;
+}
+
+// The job runner's lines of a job that never reached the agent.
+class LineObserver final : public RunObserver {
+ public:
+  LineObserver(JobId id, ExecutorEvents& events) : id_(id), events_(events) {}
+  void run_started(const std::string&, std::int64_t) override {}
+  void job_started(const std::string&) override {}
+  void job_line(const std::string& job_key, std::string_view kind, std::string_view text) override {
+    events_.line(id_, job_key, kind, text);
+  }
+  void job_finished(const JobSummary&) override {}
+  void progress(int, int, const std::vector<std::string>&) override {}
+  void warning(const std::string&) override {}
+
+ private:
+  JobId id_;
+  ExecutorEvents& events_;
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> sbatch_arguments(const config::SlurmPool& pool,
+                                                  const JobSpec& spec, int timeout_minutes) {
+  std::vector<std::string> args = {"--parsable"};
+  const gpu::GpuRequest& gpus = spec.gpu_request;
+  if (gpus.all)
+    return make_error(ErrorCode::invalid_input,
+                      "gpu:all cannot be submitted to Slurm: a node's GPU count is Slurm's; ask "
+                      "for gpu:N");
+  if (gpus.count > 0) {
+    std::string type;
+    if (!gpus.model.empty()) {
+      auto it = pool.gres_types.find(gpus.model);
+      if (it == pool.gres_types.end())
+        return make_error(ErrorCode::invalid_input,
+                          fmt::format("gpu-model:{} has no GRES type in kiln.yml's Slurm pool "
+                                      "(slurm.pools[].gpu-model, {}:{})",
+                                      gpus.model, pool.where.file, pool.where.line));
+      type = it->second + ":";
+    }
+    args.push_back(fmt::format("--gres=gpu:{}{}", type, gpus.count));
+  }
+  args.push_back(fmt::format("--time={}", timeout_minutes + k_time_slack_minutes));
+  if (!pool.partition.empty()) args.push_back("--partition=" + pool.partition);
+  if (!pool.account.empty()) args.push_back("--account=" + pool.account);
+  if (!pool.qos.empty()) args.push_back("--qos=" + pool.qos);
+  if (pool.exclusive) args.push_back("--exclusive");
+  const std::string& key = spec.shown_key.empty() ? spec.instance.key : spec.shown_key;
+  args.push_back(fmt::format("--job-name=kiln-{}-{}", spec.run_id, safe_name(key)));
+  args.push_back(fmt::format("--comment=kiln run {} attempt {} job {} (row {})", spec.run_id,
+                             spec.run_attempt, key, spec.job_row));
+  for (const auto& extra : pool.sbatch_args) args.push_back(extra);
+  return args;
+}
+
+struct SlurmExecutor::Job {
+  Job(JobId job_id, JobSpec job_spec, ExecutorEvents& job_events)
+      : id(job_id), spec(std::move(job_spec)), events(job_events), observer(job_id, job_events) {}
+  JobId id;
+  JobSpec spec;
+  ExecutorEvents& events;
+  LineObserver observer;
+  fs::path dir;               // the job's spool directory
+  std::string slurm_id;       // sbatch's job id
+  bool cancel_asked = false;  // cancel() was called: scancel it (the watcher does)
+  bool scancelled = false;
+  StopReason cancel_reason;
+  std::optional<SteadyClock::time_point> gone_since;  // squeue no longer lists it
+  std::optional<SteadyClock::time_point> scancel_at;  // the agent was sent SIGTERM
+  bool done = false;
+};
+
+SlurmExecutor::SlurmExecutor(SlurmExecutorContext context) : context_(std::move(context)) {
+  watcher_ = std::thread([this] { watch(); });
+}
+
+SlurmExecutor::~SlurmExecutor() {
+  stopping_ = true;
+  if (watcher_.joinable()) watcher_.join();
+}
+
+std::string SlurmExecutor::command(const std::string& name) const {
+  const auto& bin = context_.options->slurm->bin_dir;
+  return bin.empty() ? name : (bin / name).string();
+}
+
+void SlurmExecutor::finish(Job& job, JobOutcome outcome) {
+  {
+    kiln::MutexLock lock(mutex_);
+    job.done = true;
+  }
+  job.events.finished(job.id, std::move(outcome));
+}
+
+void SlurmExecutor::start(JobId id, JobSpec spec, ExecutorEvents& events) {
+  auto owned = std::make_unique<Job>(id, std::move(spec), events);
+  Job& job = *owned;
+  const JobSpec& s = job.spec;
+  const config::SlurmConfig& slurm = *context_.options->slurm;
+  const std::string shown = s.shown_key.empty() ? s.instance.key : s.shown_key;
+
+  // A job that cannot be submitted fails as any job kiln could not run.
+  auto fail = [&](const std::string& why) {
+    JobSetup setup;
+    setup.observer = &job.observer;
+    setup.recorder = context_.recorder;
+    setup.job = s.workflow.workflow.find_job(s.job_id);
+    setup.job_row = s.job_row;
+    setup.instance = s.instance;
+    setup.labels = s.labels;
+    std::string reason = "infrastructure failure: " + why;
+    JobSummary summary = fail_job(setup, reason);
+    events.finished(id, {std::move(summary), {StopReason::Kind::infrastructure, reason}});
+  };
+
+  const config::SlurmPool* pool = slurm.pool_for(s.labels);
+  if (!pool) return fail("no Slurm pool of kiln.yml takes this job's labels");
+  auto args = sbatch_arguments(*pool, s, timeout_minutes_of(s));
+  if (!args) return fail(args.error().message);
+  if (context_.options->agent_store.empty())
+    return fail("the Slurm agent has no store to write to (RunOptions::agent_store)");
+
+  job.dir =
+      slurm.spool / safe_name(s.job_token.empty() ? fmt::format("job-{}", s.job_row) : s.job_token);
+  std::error_code ec;
+  fs::create_directories(job.dir, ec);
+  if (ec)
+    return fail(fmt::format("cannot make the Slurm spool directory {}: {}", job.dir.string(),
+                            ec.message()));
+  ::chmod(job.dir.c_str(), 0700);
+  SlurmJobFile file{.spec = s,
+                    .options = *context_.options,
+                    .repo = *context_.repo,
+                    .event = *context_.event,
+                    .store = context_.options->agent_store,
+                    .kiln_dir = context_.kiln_dir};
+  if (auto written = write_json_file(job.dir / "job.json", to_json(file), 0600); !written)
+    return fail(written.error().message);
+
+  fs::path agent = slurm.agent;
+  if (agent.empty()) {
+    agent = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) agent = "/proc/self/exe";
+  }
+  std::vector<std::string> argv = {command("sbatch")};
+  argv.insert(argv.end(), args->begin(), args->end());
+  argv.push_back("--output=" + (job.dir / "slurm-%j.out").string());
+  argv.push_back("--chdir=" + job.dir.string());
+  argv.push_back("--wrap=exec " + sh_quote(agent.string()) + " agent " +
+                 sh_quote((job.dir / "job.json").string()));
+  auto submitted = core::run_command(argv, {}, std::nullopt, std::chrono::minutes(2));
+  if (!submitted) return fail("sbatch: " + submitted.error().message);
+  if (!submitted->ok()) {
+    std::string why = submitted->err.empty() ? submitted->out : submitted->err;
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    return fail(fmt::format("Slurm refused the job: {} ({})", why, submitted->status.to_string()));
+  }
+  std::string id_text = submitted->out.substr(0, submitted->out.find_first_of(";\n"));
+  if (id_text.empty() || !std::all_of(id_text.begin(), id_text.end(), ::isdigit))
+    return fail(fmt::format("sbatch --parsable printed no job id: '{}'", submitted->out));
+  job.slurm_id = id_text;
+  events.line(id, shown, "kiln",
+              fmt::format("submitted to Slurm: job {}{} ({})", job.slurm_id,
+                          pool->partition.empty() ? "" : ", partition " + pool->partition,
+                          fmt::join(*args, " ")));
+  kiln::MutexLock lock(mutex_);
+  jobs_[id] = std::move(owned);
+}
+
+void SlurmExecutor::cancel(JobId id, const StopReason& reason) {
+  kiln::MutexLock lock(mutex_);
+  if (auto it = jobs_.find(id); it != jobs_.end() && !it->second->done) {
+    it->second->cancel_asked = true;
+    it->second->cancel_reason = reason;
+  }
+}
+
+void SlurmExecutor::watch() {
+  while (!stopping_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::vector<Job*> live;
+    {
+      kiln::MutexLock lock(mutex_);
+      for (auto& [id, job] : jobs_)
+        if (!job->done) live.push_back(job.get());
+    }
+    if (live.empty()) continue;
+    // Jobs are only added to jobs_ and erased never while the executor lives: the pointers hold.
+    std::string ids;
+    for (Job* job : live) {
+      bool signal = false;
+      {
+        kiln::MutexLock lock(mutex_);
+        signal = job->cancel_asked && !job->scancelled;
+        if (signal) job->scancelled = true;
+      }
+      // First SIGTERM to the agent alone: it cancels the job's steps as Ctrl-C does and writes
+      // the outcome; after the grace, scancel ends what is left.
+      if (signal) {
+        job->scancel_at = SteadyClock::now();
+        (void)core::run_command({command("scancel"), "--batch", "--signal=TERM", job->slurm_id});
+      } else if (job->scancel_at && SteadyClock::now() - *job->scancel_at > k_cancel_grace) {
+        job->scancel_at.reset();
+        (void)core::run_command({command("scancel"), job->slurm_id});
+      }
+      ids += (ids.empty() ? "" : ",") + job->slurm_id;
+    }
+    // squeue lists pending, running and completing jobs; one it does not list has ended.
+    auto queued = core::run_command({command("squeue"), "-h", "-o", "%i", "-j", ids}, {},
+                                    std::nullopt, std::chrono::minutes(1));
+    std::set<std::string> listed;
+    bool known = queued && queued->ok();
+    if (known) {
+      std::istringstream lines(queued->out);
+      for (std::string line; std::getline(lines, line);) listed.insert(line);
+    } else if (queued && queued->err.find("Invalid job id") != std::string::npos) {
+      known = true;  // every one of them has left slurmctld's memory
+    }
+    for (Job* job : live) {
+      const fs::path outcome_file = job->dir / "outcome.json";
+      std::error_code ec;
+      if (fs::exists(outcome_file, ec)) {
+        auto json = read_json_file(outcome_file);
+        auto summary =
+            json ? outcome_from_json(*json) : Result<JobSummary>(std::unexpected(json.error()));
+        if (summary) {
+          const JobSpec& s = job->spec;
+          summary->key = s.instance.key;
+          summary->job_id = s.job_id;
+          summary->name = s.instance.name;
+          summary->store_id = s.job_row;
+          summary->matrix = s.instance.matrix;
+          summary->labels = s.labels;
+          StopReason stop = stop_reason_of(*summary);
+          finish(*job, {std::move(*summary), std::move(stop)});
+          continue;
+        }
+      }
+      if (!known || listed.contains(job->slurm_id)) continue;
+      if (!job->gone_since) job->gone_since = SteadyClock::now();
+      if (SteadyClock::now() - *job->gone_since < k_outcome_grace) continue;
+      // Gone without the agent's word: the agent, or its node, died.
+      JobSetup setup;
+      setup.observer = &job->observer;
+      setup.recorder = context_.recorder;
+      setup.job = job->spec.workflow.workflow.find_job(job->spec.job_id);
+      setup.job_row = job->spec.job_row;
+      setup.instance = job->spec.instance;
+      setup.labels = job->spec.labels;
+      if (job->scancelled) {
+        // Cancelled, and the agent did not live to say so (killed after KillWait).
+        JobSummary summary;
+        summary.key = setup.instance.key;
+        summary.job_id = job->spec.job_id;
+        summary.name = setup.instance.name;
+        summary.store_id = setup.job_row;
+        summary.matrix = setup.instance.matrix;
+        summary.labels = setup.labels;
+        summary.conclusion = Conclusion::cancelled;
+        summary.reason = job->cancel_reason.text;
+        summary.failure_class = store::FailureClass::cancelled;
+        context_.recorder->finish_job(setup.job_row, {.conclusion = Conclusion::cancelled,
+                                                      .message = summary.reason,
+                                                      .failure_class = summary.failure_class});
+        finish(*job, {std::move(summary), job->cancel_reason});
+        continue;
+      }
+      std::string reason = fmt::format(
+          "infrastructure failure: Slurm job {} ended without the agent's outcome (the agent or "
+          "its node died; Slurm's output: {})",
+          job->slurm_id, (job->dir / fmt::format("slurm-{}.out", job->slurm_id)).string());
+      JobSummary summary = fail_job(setup, reason);
+      finish(*job, {std::move(summary), {StopReason::Kind::infrastructure, reason}});
+    }
+  }
+}
+
+void LabelRouter::start(JobId id, JobSpec spec, ExecutorEvents& events) {
+  Executor& to = slurm_.pool_for(spec.labels) ? remote_ : host_;
+  {
+    kiln::MutexLock lock(mutex_);
+    routed_[id] = &to;
+  }
+  to.start(id, std::move(spec), events);
+}
+
+void LabelRouter::cancel(JobId id, const StopReason& reason) {
+  Executor* to = nullptr;
+  {
+    kiln::MutexLock lock(mutex_);
+    if (auto it = routed_.find(id); it != routed_.end()) to = it->second;
+  }
+  if (to) to->cancel(id, reason);
+}
+
+}  // namespace kiln::engine
