@@ -151,6 +151,11 @@ Status read_retry(const Reader& reader, const YAML::Node& node, HostConfig& conf
       return reader.error(entry.first,
                           "retry.code: a step that exited non-zero is the code's failure and is "
                           "never retried automatically (kiln rerun --failed runs it again)");
+    if (name == "test")
+      return reader.error(entry.first,
+                          "retry.test: a job whose only failures are quarantined tests is already "
+                          "green (class test), so there is nothing to retry; flaky tests are "
+                          "quarantined by tests: quarantine: (docs/failures.md)");
     KILN_TRY(auto text, reader.scalar(entry.second, "retry." + name));
     int count = -1;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);

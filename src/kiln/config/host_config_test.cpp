@@ -135,6 +135,7 @@ TEST(HostConfig, RetryByFailureClass) {
             (std::map<FailureClass, int>{
                 {FailureClass::gpu_fault, 2}, {FailureClass::oom, 1}, {FailureClass::infra, 0}}));
   for (auto [text, words] : {std::pair{"retry:\n  code: 1\n", "never retried automatically"},
+                             std::pair{"retry:\n  test: 1\n", "nothing to retry"},
                              std::pair{"retry:\n  gpu-fault: 6\n", "from 0 to 5"},
                              std::pair{"retry:\n  infra: once\n", "from 0 to 5"},
                              std::pair{"retry:\n  flaky: 1\n", "unknown key 'flaky'"}}) {
