@@ -132,7 +132,9 @@ void Scheduler::start_ready() {
     for (auto& node : wf->nodes)
       for (auto& instance : node->instances) {
         if (instance.state != Instance::State::queued) continue;
-        if (running_ >= max_parallel_) return;
+        // --max-parallel bounds the jobs on this host; Slurm queues the ones sent to it.
+        instance.on_slurm = options_.slurm && options_.slurm->pool_for(instance.labels);
+        if (!instance.on_slurm && running_ >= max_parallel_) continue;
         if (node->plan.max_parallel > 0 && node->running >= node->plan.max_parallel) continue;
         if (!claim(instance.claim)) continue;
         if (!place_on_gpus(instance)) continue;
@@ -159,7 +161,7 @@ std::string Scheduler::job_token(const Instance& instance) const {
 
 void Scheduler::launch(WorkflowState& wf, Node& node, Instance& instance) {
   instance.state = Instance::State::running;
-  ++running_;
+  if (!instance.on_slurm) ++running_;
   ++node.running;
   JobSpec spec;
   spec.workflow = node.scope ? *node.scope->workflow : *wf.selected;

@@ -60,6 +60,7 @@ struct Instance {
   SourceLocation gpu_where;        // the runs-on label that asks for GPUs, for messages
   bool said_waiting = false;       // "waiting for GPUs" is printed once
   bool reused = false;             // a re-run took it over from the earlier attempt
+  bool on_slurm = false;           // sent to a Slurm pool: no local slot, no local GPUs
   JobSummary summary;
 };
 
@@ -259,7 +260,7 @@ class Scheduler final {
   int max_parallel_ = 1;
 
   std::vector<std::unique_ptr<WorkflowState>> workflows_;
-  int running_ = 0;
+  int running_ = 0;  // jobs on this host (not those Slurm runs), against max_parallel_
   int finished_count_ = 0;
   bool interrupted_ = false;  // cancel_all()
   JobId next_job_id_ = 0;

@@ -41,7 +41,7 @@ void Scheduler::finish_instance_now(Instance& instance, Conclusion conclusion,
 
 void Scheduler::on_instance_finished(WorkflowState& wf, Node& node, Instance& instance,
                                      JobOutcome outcome) {
-  --running_;
+  if (!instance.on_slurm) --running_;
   --node.running;
   instance.state = Instance::State::done;
   JobSummary& summary = outcome.summary;

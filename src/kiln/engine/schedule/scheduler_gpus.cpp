@@ -14,7 +14,7 @@ bool Scheduler::place_on_gpus(Instance& instance) {
   if (instance.token.empty()) instance.token = job_token(instance);
   if (!instance.gpu_request.wants_gpus()) return true;
   // A job for Slurm gets its GPUs from Slurm's allocation on the node, none of this host's.
-  if (options_.slurm && options_.slurm->pool_for(instance.labels)) return true;
+  if (instance.on_slurm) return true;
   auto fail_instance = [&](const std::string& reason, FailureClass failure_class) {
     finish_instance_now(instance, Conclusion::failure, reason, failure_class);
     maybe_finish_node(*instance.node->workflow, *instance.node);

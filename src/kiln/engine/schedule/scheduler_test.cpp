@@ -293,6 +293,34 @@ jobs:
   EXPECT_EQ(h.recorder.runs.begin()->second.status, store::RunStatus::success);
 }
 
+// --max-parallel bounds the jobs on this host; jobs sent to a Slurm pool neither wait for a local
+// slot nor take one, and get no local GPUs (this host has none).
+TEST(Scheduler, JobsForSlurmTakeNoLocalSlotNorLocalGpus) {
+  Harness h(/*max_parallel=*/1, /*gpus=*/0);
+  config::SlurmPool pool;
+  pool.labels = {"gpu"};
+  h.options.slurm = config::SlurmConfig{};
+  h.options.slurm->pools.push_back(pool);
+  h.add(R"yaml(on: push
+jobs:
+  a: {runs-on: linux, steps: [{run: a}]}
+  b: {runs-on: [self-hosted, 'gpu:1'], steps: [{run: b}]}
+  c: {runs-on: 'gpu:2', steps: [{run: c}]}
+  d: {runs-on: linux, steps: [{run: d}]}
+)yaml");
+  h.start();
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("a", "b", "c"));
+  EXPECT_TRUE(h.executor.find("b")->spec.gpus.empty());
+  h.finish("b", Conclusion::success);
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("a", "b", "c"));  // d waits for a's slot
+  h.finish("a", Conclusion::success);
+  ASSERT_THAT(h.executor.started_keys(), ElementsAre("a", "b", "c", "d"));
+  h.finish("c", Conclusion::success);
+  h.finish("d", Conclusion::success);
+  EXPECT_TRUE(h.scheduler->done());
+  EXPECT_EQ(h.scheduler->report().runs[0].conclusion, Conclusion::success);
+}
+
 TEST(Scheduler, NeedsWaitAndIfDecidesOnTheirResults) {
   Harness h;
   h.add(R"yaml(on: push
