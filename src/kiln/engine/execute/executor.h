@@ -87,6 +87,25 @@ class ExecutorEvents {
   virtual void finished(JobId id, JobOutcome outcome) = 0;
 };
 
+// The job runner's lines, as an executor's `line` events of one job: the observer an executor
+// hands run_job (the job's end comes back as its outcome, not through the observer).
+class ExecutorLineObserver final : public RunObserver {
+ public:
+  ExecutorLineObserver(JobId id, ExecutorEvents& events) : id_(id), events_(events) {}
+  void run_started(const std::string&, std::int64_t) override {}
+  void job_started(const std::string&) override {}
+  void job_line(const std::string& job_key, std::string_view kind, std::string_view text) override {
+    events_.line(id_, job_key, kind, text);
+  }
+  void job_finished(const JobSummary&) override {}
+  void progress(int, int, const std::vector<std::string>&) override {}
+  void warning(const std::string&) override {}
+
+ private:
+  JobId id_;
+  ExecutorEvents& events_;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;

@@ -7,35 +7,13 @@
 #include "kiln/engine/execute/job_runner.h"
 
 namespace kiln::engine {
-namespace {
-
-// The job runner's lines, as the executor's `line` events of one job.
-class LineObserver final : public RunObserver {
- public:
-  LineObserver(JobId id, ExecutorEvents& events) : id_(id), events_(events) {}
-  void run_started(const std::string&, std::int64_t) override {}
-  void job_started(const std::string&) override {}
-  void job_line(const std::string& job_key, std::string_view kind, std::string_view text) override {
-    events_.line(id_, job_key, kind, text);
-  }
-  void job_finished(const JobSummary&) override {}
-  void progress(int, int, const std::vector<std::string>&) override {}
-  void warning(const std::string&) override {}
-
- private:
-  JobId id_;
-  ExecutorEvents& events_;
-};
-
-}  // namespace
-
 // One started job: its spec (which the JobSetup points into), cancel token and thread.
 struct HostExecutor::Job {
   Job(JobId id, JobSpec job_spec, ExecutorEvents& events)
       : spec(std::move(job_spec)), observer(id, events) {}
   JobSpec spec;
   exec::CancelToken cancel;
-  LineObserver observer;
+  ExecutorLineObserver observer;
   JobSetup setup;
   std::thread thread;
 };

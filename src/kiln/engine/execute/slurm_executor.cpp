@@ -65,24 +65,6 @@ std::string safe_name(const std::string& text) {
   return out;
 }
 
-// The job runner's lines of a job that never reached the agent.
-class LineObserver final : public RunObserver {
- public:
-  LineObserver(JobId id, ExecutorEvents& events) : id_(id), events_(events) {}
-  void run_started(const std::string&, std::int64_t) override {}
-  void job_started(const std::string&) override {}
-  void job_line(const std::string& job_key, std::string_view kind, std::string_view text) override {
-    events_.line(id_, job_key, kind, text);
-  }
-  void job_finished(const JobSummary&) override {}
-  void progress(int, int, const std::vector<std::string>&) override {}
-  void warning(const std::string&) override {}
-
- private:
-  JobId id_;
-  ExecutorEvents& events_;
-};
-
 }  // namespace
 
 Result<std::vector<std::string>> sbatch_arguments(const config::SlurmPool& pool,
@@ -125,7 +107,7 @@ struct SlurmExecutor::Job {
   JobId id;
   JobSpec spec;
   ExecutorEvents& events;
-  LineObserver observer;
+  ExecutorLineObserver observer;
   fs::path dir;               // the job's spool directory
   std::string slurm_id;       // sbatch's job id
   bool cancel_asked = false;  // cancel() was called: scancel it (the watcher does)
