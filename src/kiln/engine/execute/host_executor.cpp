@@ -44,21 +44,7 @@ void HostExecutor::start(JobId id, JobSpec spec, ExecutorEvents& events) {
   setup.recorder = context_.recorder;
   setup.observer = &job->observer;
   setup.masker = context_.masker;
-  setup.workflow = &s.workflow;
-  setup.triggered = &s.triggered;
-  setup.job = s.workflow.workflow.find_job(s.job_id);
-  setup.run_id = s.run_id;
-  setup.run_number = s.run_number;
-  setup.run_attempt = s.run_attempt;
-  setup.job_row = s.job_row;
-  setup.instance = s.instance;
-  setup.shown_key = s.shown_key;
-  setup.labels = s.labels;
-  setup.contexts = s.contexts;
-  setup.workflow_env = s.workflow_env;
-  setup.gpu_env = s.gpu_env;
-  setup.job_token = s.job_token;
-  setup.gpus = s.gpus;
+  set_job_spec(setup, s);
   GpuSupervisor* gpus = context_.gpus;
   if (!s.gpus.empty() && gpus) {
     setup.after_job = [gpus, token = s.job_token] { return gpus->after_job(token); };
@@ -69,9 +55,7 @@ void HostExecutor::start(JobId id, JobSpec spec, ExecutorEvents& events) {
   setup.telemetry = context_.options->gpu_telemetry;
   if (!s.gpus.empty() && gpus && context_.options->gpu_telemetry.enabled)
     setup.make_sampler = [gpus] { return gpus->make_sampler(); };
-  setup.gpu_memory_budget_mib = s.gpu_memory_budget_mib;
   setup.kiln_dir = context_.kiln_dir;
-  setup.artifact_root = s.artifact_root;
   setup.cancel = &job->cancel;
 
   Job* started = job.get();

@@ -476,6 +476,26 @@ JobSummary fail_job(const JobSetup& setup, const std::string& reason) {
   return summary;
 }
 
+void set_job_spec(JobSetup& setup, const JobSpec& spec) {
+  setup.workflow = &spec.workflow;
+  setup.triggered = &spec.triggered;
+  setup.job = spec.workflow.workflow.find_job(spec.job_id);
+  setup.run_id = spec.run_id;
+  setup.run_number = spec.run_number;
+  setup.run_attempt = spec.run_attempt;
+  setup.job_row = spec.job_row;
+  setup.instance = spec.instance;
+  setup.shown_key = spec.shown_key;
+  setup.labels = spec.labels;
+  setup.contexts = spec.contexts;
+  setup.workflow_env = spec.workflow_env;
+  setup.gpu_env = spec.gpu_env;
+  setup.job_token = spec.job_token;
+  setup.gpus = spec.gpus;
+  setup.gpu_memory_budget_mib = spec.gpu_memory_budget_mib;
+  setup.artifact_root = spec.artifact_root;
+}
+
 JobSummary run_job(const JobSetup& setup) {
   try {
     JobRun job(setup);

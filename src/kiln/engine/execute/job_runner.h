@@ -9,6 +9,7 @@
 #include <map>
 
 #include "kiln/engine/engine.h"
+#include "kiln/engine/execute/executor.h"
 #include "kiln/engine/place/gpu_supervisor.h"
 #include "kiln/engine/plan/planner.h"
 #include "kiln/engine/plan/repository.h"
@@ -70,6 +71,10 @@ struct JobSetup {
 };
 
 JobSummary run_job(const JobSetup& setup);
+
+// The fields of `setup` that come from the scheduler's job description, for each executor alike;
+// `setup` points into `spec`, which must outlive it.
+void set_job_spec(JobSetup& setup, const JobSpec& spec);
 
 // Records the job as failed before (or instead of) running: its summary, a line for its log and
 // its store row (an exception escaped the job, or no thread could be had for it).

@@ -91,24 +91,11 @@ Result<JobSummary> run_slurm_agent(const fs::path& job_file, const exec::CancelT
   setup.recorder = &recorder;
   setup.observer = &observer;
   setup.masker = &masker;
-  setup.workflow = &s.workflow;
-  setup.triggered = &s.triggered;
-  setup.job = s.workflow.workflow.find_job(s.job_id);
-  setup.run_id = s.run_id;
-  setup.run_number = s.run_number;
-  setup.run_attempt = s.run_attempt;
-  setup.job_row = s.job_row;
-  setup.instance = s.instance;
-  setup.shown_key = s.shown_key;
-  setup.labels = s.labels;
-  setup.contexts = s.contexts;
-  setup.workflow_env = s.workflow_env;
+  set_job_spec(setup, s);
+  // The GPUs are Slurm's allocation on this node, as its environment names them.
   setup.gpu_env = slurm_gpu_environment(env);
-  setup.job_token = s.job_token;
   setup.telemetry = job.options.gpu_telemetry;
-  setup.gpu_memory_budget_mib = s.gpu_memory_budget_mib;
   setup.kiln_dir = job.kiln_dir;
-  setup.artifact_root = s.artifact_root;
   setup.cancel = &cancel;
   observer.job_line(
       s.shown_key.empty() ? s.instance.key : s.shown_key, "kiln",
