@@ -12,7 +12,7 @@ n = int(sys.argv[1])
 with open('.github/workflows/many.yml', 'w') as f:
     f.write('on: push\njobs:\n')
     for i in range(n):
-        f.write(f'  j{i}:\n    runs-on: x\n')
+        f.write(f'  j{i}:\n    runs-on: ubuntu-latest\n')
         if i:
             f.write(f'    needs: j{i - 1 if i % 10 == 0 else (i // 10) * 10}\n')
         f.write('    steps: [{run: echo}]\n')

@@ -339,6 +339,8 @@ std::vector<Job> read_jobs(Reader& reader, const Entry& entry) {
   if (!entries) return jobs;
   if (entry.value.size() == 0)
     reader.error(entry.value_where, "'jobs' must define at least one job");
+  // Reserved: growing a vector of 100,000 jobs by doubling held three times their size at once.
+  jobs.reserve(entries->size());
   for (const Entry& e : *entries) jobs.push_back(read_job(reader, e));
   check_needs(reader, jobs);
   return jobs;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <system_error>
 
 #include <yaml-cpp/yaml.h>
@@ -189,9 +190,12 @@ LoadResult load_workflow_text(std::string_view yaml, const std::filesystem::path
   // Repair unquoted values holding ": " (see quote_plain_value) before reading.
   std::string text(yaml);
   std::vector<Diagnostic> repairs;
+  // The tree of the attempt that succeeds is the one read below: a file of 100,000 jobs is
+  // parsed once, not twice.
+  std::optional<YAML::Node> parsed;
   for (int attempt = 0; attempt < 64; ++attempt) {
     try {
-      (void)YAML::Load(text);
+      parsed = YAML::Load(text);
       break;
     } catch (const YAML::Exception& e) {
       if (e.msg != YAML::ErrorMsg::MAP_VALUE || e.mark.is_null()) break;
@@ -209,7 +213,10 @@ LoadResult load_workflow_text(std::string_view yaml, const std::filesystem::path
   LoadResult result;
   Workflow workflow;
   try {
-    YAML::Node root = YAML::Load(text);
+    // No tree: the file is not YAML even after the repairs; loading it again throws the
+    // exception that locates why.
+    YAML::Node root = parsed ? std::move(*parsed) : YAML::Load(text);
+    parsed.reset();
     workflow = read_workflow(reader, root, display_path);
   } catch (const YAML::Exception& e) {
     // ParserException and its kin carry the place where the YAML stopped making sense.

@@ -44,5 +44,27 @@ TEST(Diagnostic, HasErrorsIgnoresWarnings) {
   EXPECT_TRUE(has_errors(diagnostics));
 }
 
+TEST(Boxed, ReadsLikeAnOptionalAndCopiesItsValue) {
+  Job job;
+  EXPECT_FALSE(job.container);
+  EXPECT_TRUE(job.container == std::nullopt);
+  Container container;
+  container.image.value = "ubuntu:24.04";
+  job.container = container;
+  ASSERT_TRUE(job.container.has_value());
+  Job copy = job;
+  copy.container->image.value = "rocm/pytorch";
+  EXPECT_EQ(job.container->image.value, "ubuntu:24.04");  // a copy is its own value
+  std::optional<Container> as_optional = copy.container;
+  ASSERT_TRUE(as_optional);
+  EXPECT_EQ(as_optional->image.value, "rocm/pytorch");
+  job.container = std::optional<Container>{};
+  EXPECT_FALSE(job.container);
+  copy = job;
+  EXPECT_FALSE(copy.container);
+  // Absent sections cost one pointer each: the reason Boxed exists.
+  EXPECT_EQ(sizeof(Boxed<Container>), sizeof(void*));
+}
+
 }  // namespace
 }  // namespace kiln::workflow

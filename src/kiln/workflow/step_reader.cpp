@@ -69,6 +69,8 @@ class StepsReader {
       : reader_(reader), owner_(owner), keys_(keys) {}
 
   void read_list(const std::vector<Item>& items, std::optional<SourceLocation> group) {
+    // The job's own list (a parallel group adds its members to it later).
+    if (!group) steps_.reserve(steps_.size() + items.size());
     for (const Item& item : items) read_step(item, group);
   }
 

@@ -335,8 +335,20 @@ namespace {
 using Filter = std::vector<std::pair<std::string, std::string>>;
 
 // One job of the plan (--dry-run --json; the schema is in docs/cli.md).
+// Gives `scratch` the `key` context of `base` again (or none, when base has none).
+void restore_context(expr::Context& scratch, const expr::Context& base, const char* key) {
+  if (auto found = base.contexts.find(key); found != base.contexts.end())
+    scratch.contexts[key] = *found;
+  else
+    scratch.contexts.erase(key);
+}
+
+// `scratch` is a copy of `context` that the caller keeps for all its jobs: each job sets its
+// `needs` and `matrix` there and puts them back, instead of copying the whole event per job and
+// per instance (14% of the dry-run's instructions with 20,000 jobs).
 Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::Context& context,
-                                          const std::string& prefix, const Filter& matrix_filter,
+                                          expr::Context& scratch, const std::string& prefix,
+                                          const Filter& matrix_filter,
                                           const gpu::GpuLabelMap& host) {
   using json = nlohmann::ordered_json;
   json needs = json::array();
@@ -378,15 +390,17 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
     entry["matrix_deferred"] = true;
     entry["instances"] = json::array();
   } else {
-    expr::Context job_context = context;
+    expr::Context& job_context = scratch;
     expr::Value needs_context = expr::Value::object();
     for (const auto& need : job.needs)
       needs_context[need.value] = {{"result", "success"}, {"outputs", expr::Value::object()}};
-    job_context.contexts["needs"] = needs_context;
+    job_context.contexts["needs"] = std::move(needs_context);
+    restore_context(job_context, context, "matrix");
+    // (An error ends the whole plan, so the scratch is only put back on success.)
     KILN_TRY(auto planned, plan_job(job, job_context, prefix.empty() ? matrix_filter : Filter{}));
     json instances = json::array();
     for (const auto& instance : planned.instances) {
-      expr::Context instance_context = job_context;
+      expr::Context& instance_context = job_context;
       instance_context.contexts["matrix"] = instance.matrix.is_null()
                                                 ? expr::Value::object()
                                                 : expr::Value::parse(instance.matrix.dump());
@@ -402,6 +416,8 @@ Result<nlohmann::ordered_json> plan_entry(const workflow::Job& job, const expr::
                            {"matrix", instance.matrix},
                            {"runs_on", labels}});
     }
+    restore_context(job_context, context, "needs");
+    restore_context(job_context, context, "matrix");
     entry["matrix_deferred"] = false;
     entry["fail_fast"] = planned.fail_fast;
     entry["max_parallel"] = planned.max_parallel;
@@ -426,9 +442,10 @@ Result<void> plan_jobs(nlohmann::ordered_json& jobs, const workflow::Workflow& w
                        const std::string& prefix, const Filter& matrix_filter,
                        const gpu::GpuLabelMap& host, const CalledMap& called, int level) {
   using json = nlohmann::ordered_json;
+  expr::Context scratch = context;
   for (const auto& id : ids) {
     const auto& job = *wf.find_job(id);
-    KILN_TRY(auto entry, plan_entry(job, context, prefix, matrix_filter, host));
+    KILN_TRY(auto entry, plan_entry(job, context, scratch, prefix, matrix_filter, host));
     if (!job.calls_workflow()) {
       jobs.push_back(std::move(entry));
       continue;
