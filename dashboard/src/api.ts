@@ -21,6 +21,11 @@ export interface Job {
   started_at: number;
   finished_at: number;
   message: string;
+  // Why it failed (docs/failures.md): code, test, timeout, oom, gpu-fault, gpu-busy, infra,
+  // cancelled; null when it did not fail (or ran before kiln stored classes). The evidence is
+  // the line the class was read from.
+  failure_class: string | null;
+  failure_evidence: string;
   node: string;
   needs: string[];
   // The steps' $GITHUB_STEP_SUMMARY as HTML the server made safe (kiln's Markdown renderer
@@ -56,6 +61,17 @@ export interface Trigger {
   message: string;
   run_ids: number[];
   created_at: number;
+}
+
+// A test in quarantine now (GET /api/tests/quarantine): it still runs and is reported, but its
+// failures alone do not fail a job. Put there by the flip rule, or by hand (`manual`).
+export interface QuarantinedTest {
+  repository: string;
+  test: string;
+  reason: string;
+  manual: boolean;
+  since: number;
+  expires_at: number;
 }
 
 export interface LogLine {

@@ -63,6 +63,7 @@ export function JobGraph({ jobs, selected, onSelect, now }: { jobs: Job[]; selec
             data-testid="job-node"
             data-job={job.key}
             data-status={state}
+            data-class={job.failure_class ?? ""}
             transform={`translate(${p.x},${p.y})`}
             onClick={() => onSelect(job.id)}
           >
@@ -72,6 +73,7 @@ export function JobGraph({ jobs, selected, onSelect, now }: { jobs: Job[]; selec
             </text>
             <text x="12" y="38" class="sub">
               {state}
+              {job.failure_class && job.failure_class !== state ? ` · ${job.failure_class}` : ""}
               {job.started_at ? ` · ${duration(job.started_at, job.finished_at, now)}` : ""}
             </text>
           </g>

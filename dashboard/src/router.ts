@@ -5,6 +5,7 @@ export type Route =
   | { page: "runs"; query: URLSearchParams }
   | { page: "run"; id: number; query: URLSearchParams }
   | { page: "gpus" }
+  | { page: "tests" }
   | { page: "missing"; path: string };
 
 export function parse(location: Location): Route {
@@ -14,6 +15,7 @@ export function parse(location: Location): Route {
   const run = /^\/ui\/runs\/(\d+)$/.exec(path);
   if (run) return { page: "run", id: Number(run[1]), query };
   if (path === "/ui/gpus") return { page: "gpus" };
+  if (path === "/ui/tests") return { page: "tests" };
   return { page: "missing", path };
 }
 

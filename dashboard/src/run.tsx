@@ -1,7 +1,7 @@
 // One run: its jobs as a graph, and for the selected job its live log and GPU telemetry; the
 // run's test results and benchmark trends come from its report (GET /api/runs/ID/report).
 import { useRef, useState } from "preact/hooks";
-import { ApiError, branchOf, duration, get, type Run, TERMINAL, token, when } from "./api";
+import { ApiError, branchOf, duration, get, type Job, type Run, TERMINAL, token, when } from "./api";
 import { JobGraph } from "./graph";
 import { LogStore, LogView, useRunEvents } from "./logs";
 import { Report, ReportBenchmarks, ReportTests } from "./report";
@@ -10,6 +10,21 @@ import { StatusBadge } from "./runs";
 import { TelemetryView } from "./telemetry";
 
 type Tab = "logs" | "telemetry" | "tests" | "benchmarks";
+
+// Why the selected job failed, and the line kiln read that from (docs/failures.md), above its
+// log; readable without a token, like the job itself. Also shown for a green job whose
+// quarantined tests failed (class test).
+export function FailureClass({ job }: { job: Job }) {
+  if (!job.failure_class) return null;
+  return (
+    <p class={`failure-class c-${job.failure_class}`} data-testid="failure-class" data-class={job.failure_class}>
+      {job.name || job.key}: <span class="badge">class {job.failure_class}</span>{" "}
+      <span class="mono" data-testid="failure-evidence">
+        {job.failure_evidence}
+      </span>
+    </p>
+  );
+}
 
 export function RunPage({ id }: { id: number }) {
   const [run, setRun] = useState<Run | null>(null);
@@ -83,6 +98,7 @@ export function RunPage({ id }: { id: number }) {
           <div class="step-summary" dangerouslySetInnerHTML={{ __html: job.summary_html }} />
         </section>
       )}
+      {job && <FailureClass job={job} />}
       <div class="tabs" role="tablist">
         {(["logs", "telemetry", "tests", "benchmarks"] as Tab[]).map((t) => (
           <button role="tab" data-testid={`tab-${t}`} class={tab === t ? "active" : ""} onClick={() => setTab(t)}>

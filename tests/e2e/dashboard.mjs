@@ -241,6 +241,38 @@ try {
   await expectSoon("choosing a status in the filter updates the list", () => page.getByTestId("no-runs").waitFor({ timeout: LONG }));
   check(page.url().includes("status=failure"), "the filter is kept in the address");
 
+  // ---- a failing job's class and evidence (GET /api/runs/ID failure_class) --------------------
+  // The broken branch runs only fail.yml, whose job fails with exit code 3: class code.
+  const triggered = await page.request.post(`${base}/api/triggers`, {
+    headers: { Authorization: `Bearer ${token}` },
+    data: { repository: "acme/widgets", ref: "broken" },
+  });
+  check(triggered.ok(), "a push of the broken branch is triggered over the API", String(triggered.status()));
+  await page.goto(`${base}/ui/?branch=broken`);
+  await expectSoon("the broken branch's run is listed", () => page.getByTestId("run-row").first().waitFor({ timeout: LONG }));
+  await page.locator("[data-testid=run-row] a").first().click();
+  const brokenNode = page.locator('[data-testid=job-node][data-job="broken"][data-status=failure][data-class=code]');
+  await expectSoon("the failed job's node carries its class", () => brokenNode.waitFor({ timeout: LONG }));
+  const nodeText = (await brokenNode.textContent({ timeout: 5000 }).catch(() => null)) ?? "";
+  check(nodeText.includes("failure · code"), "and shows it", nodeText);
+  await brokenNode.click({ timeout: 5000 }).catch(() => {});
+  await expectSoon("the job's class and evidence are shown above its log", () =>
+    page.locator("[data-testid=failure-class][data-class=code]").waitFor({ timeout: LONG }),
+  );
+  const evidence = (await page.getByTestId("failure-evidence").textContent({ timeout: 5000 }).catch(() => null)) ?? "";
+  check(evidence === "step 'Break' exited with code 3", "the evidence is the stored line", evidence);
+  await shot(page, "failure-class");
+
+  // ---- the quarantined tests (GET /api/tests/quarantine) ----------------------------------------
+  await page.getByTestId("nav-tests").click();
+  const quarantined = page.locator('[data-testid=quarantined-test][data-test="tests.test_model::test_backward"]');
+  await expectSoon("the tests page lists the test quarantined by hand", () => quarantined.waitFor({ timeout: LONG }));
+  const row = (await quarantined.textContent({ timeout: 5000 }).catch(() => null)) ?? "";
+  check(row.includes("acme/widgets") && row.includes("flaky on CI (e2e)") && row.includes("hand"), "with its repository, reason and who put it there", row);
+  check(((await quarantined.getByTestId("quarantine-expires").textContent({ timeout: 5000 }).catch(() => null)) ?? "") !== "", "and until when");
+  check((await page.getByTestId("quarantined-test").count()) === 1, "and nothing else");
+  await shot(page, "quarantine");
+
   // A wrong token: the log pane says the server refused it (and shows no log).
   await page.evaluate(() => localStorage.setItem("kiln.token", "wrong-token"));
   await page.goto(`${base}/ui/runs/${runId}`);

@@ -41,7 +41,9 @@ cat >"$repo/results/pytest.xml" <<'EOF_XML'
 EOF_XML
 write_workflow "$repo" ci.yml <<EOF_YML
 name: Dashboard E2E
-on: push
+on:
+  push:
+    branches: [main]
 env:
   GATE: $gate
 jobs:
@@ -90,10 +92,25 @@ jobs:
           [click me](javascript:window.pwned='link') and [docs](https://example.invalid/docs)
           EOF_MD
 EOF_YML
+# The broken branch (a push the browser script triggers last) runs only this one: a failing job
+# whose class (code) and evidence the run page shows.
+write_workflow "$repo" fail.yml <<'EOF_YML'
+name: Broken
+on:
+  push:
+    branches: [broken]
+jobs:
+  broken:
+    runs-on: [self-hosted, linux]
+    steps:
+      - name: Break
+        run: exit 3
+EOF_YML
 commit_all "$repo" "a workflow"
 mkdir -p "$(dirname "$bare")"
 git clone -q --bare "$repo" "$bare"
 sha="$(git -C "$repo" rev-parse HEAD)"
+git -C "$bare" branch broken "$sha"
 
 cat >"$ITEST_DIR/gpus.json" <<'EOF_JSON'
 {"gpus": [{"vendor": "nvidia", "model": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "arch": "sm_90",
@@ -112,6 +129,12 @@ serve:
       clone_url: $bare
       webhook_secret: $secret
 EOF_YML
+mkdir -p "$ITEST_DIR/state"
+# A test quarantined by hand, which the dashboard's tests page lists (and its JUnit failure
+# below does not fail a job anyway: the step exits 0).
+kiln tests quarantine tests.test_model::test_backward --repository acme/widgets \
+  --store "$ITEST_DIR/state/kiln.db" --for 7d --reason "flaky on CI (e2e)"
+expect_rc 0 "kiln tests quarantine on the server's store"
 "$KILN" serve --config "$ITEST_DIR/kiln.yml" --port-file "$ITEST_DIR/port" \
   --simulate-gpus "$ITEST_DIR/gpus.json" >"$ITEST_DIR/serve.out" 2>"$ITEST_DIR/serve.err" &
 serve_pid=$!
@@ -168,12 +191,13 @@ if [[ "$browser_rc" != 0 ]]; then
   fail "the browser script exited with $browser_rc"
   sed 's/^/    | /' "$ITEST_DIR/browser.err" | tail -40 >&2
 fi
-for shot in runs-live gpus-leased run-live run-done summary tests benchmarks telemetry gpus; do
+for shot in runs-live gpus-leased run-live run-done summary tests benchmarks telemetry gpus \
+  failure-class quarantine; do
   check "screenshot $artifacts/dashboard-$shot.png" test -s "$artifacts/dashboard-$shot.png"
 done
 
 # The report endpoint is the document of kiln report --format json (one serializer).
-run_id="$(curl -sS "$base/api/runs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')"
+run_id="$(curl -sS "$base/api/runs" | python3 -c 'import json,sys; print([r["id"] for r in json.load(sys.stdin)["runs"] if r["name"] == "Dashboard E2E"][0])')"
 # The job graph's edges come from the API: each job's node and the nodes it needs.
 curl -sS "$base/api/runs/$run_id" >"$ITEST_DIR/last.out"
 expect_json 'sorted((j["node"], j["needs"]) for j in d["jobs"])' \

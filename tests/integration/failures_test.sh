@@ -88,6 +88,40 @@ if [[ "${1:-}" == "--version" || "${1:-}" == "version" ]]; then echo "podman ver
 kill -9 $$
 SH
 chmod +x "$ITEST_DIR/engine/podman"
+# Real podman, except for a step's `exec -w DIR ... CONTAINER ARGV` (not kiln's lookup of the
+# shell, which has no -w), which ENGINE_FAULT breaks mid-step: `kill` kills `podman exec` with
+# SIGKILL once the step is running; `stop` stops the job container first, so that podman exec
+# fails itself (125 by its man page; podman 4.3 exits 255, "container state improper"). The
+# test image's steps run through `podman exec` with KILN_STEP_HELPER=off.
+CONTAINERS=""
+mkdir -p "$ITEST_DIR/engine-mid"
+if command -v podman >/dev/null &&
+  bash "$KILN_SOURCE_DIR/tests/containers/build_test_image.sh" podman >/dev/null; then
+  CONTAINERS=yes
+  cat >"$ITEST_DIR/engine-mid/podman" <<SH
+#!/usr/bin/env bash
+real="$(command -v podman)"
+SH
+  cat >>"$ITEST_DIR/engine-mid/podman" <<'SH'
+if [[ "${1:-}" == exec && "${2:-}" == -w ]]; then
+  case "${ENGINE_FAULT:-}" in
+    kill)
+      "$real" "$@" &
+      for _ in $(seq 1200); do [[ -e "$GITHUB_WORKSPACE/started" ]] && break; sleep 0.05; done
+      kill -9 $!
+      kill -9 $$
+      ;;
+    stop)
+      args=("${@:4}")
+      while [[ "${args[0]}" == -e ]]; do args=("${args[@]:2}"); done
+      "$real" stop -t 0 "${args[0]}" >/dev/null 2>&1
+      ;;
+  esac
+fi
+exec "$real" "$@"
+SH
+  chmod +x "$ITEST_DIR/engine-mid/podman"
+fi
 
 repo="$ITEST_DIR/repo"
 make_repo "$repo"
@@ -146,6 +180,26 @@ jobs:
     container: alpine:3.20
     steps:
       - run: echo never
+  engine-mid:
+    runs-on: ubuntu-latest
+    container: localhost/kiln-test:1
+    steps:
+      - name: work
+        run: |
+          touch started
+          sleep 60
+  container-125:
+    runs-on: ubuntu-latest
+    container: localhost/kiln-test:1
+    steps:
+      - name: exit 125
+        run: exit 125
+  container-127:
+    runs-on: ubuntu-latest
+    container: localhost/kiln-test:1
+    steps:
+      - name: not found
+        run: no-such-command-here
   boom:
     runs-on: ubuntu-latest
     steps:
@@ -247,6 +301,28 @@ fresh_gpus
 run_job engine --container-engine "$ITEST_DIR/engine/podman"
 expect_eq "$CLASS" infra "a job whose container engine was killed is class infra"
 expect_contains "$EVIDENCE" "the job's containers did not start" "the engine's evidence"
+if [[ -n "$CONTAINERS" ]]; then
+  mid="$ITEST_DIR/engine-mid/podman"
+  ENGINE_FAULT=kill KILN_STEP_HELPER=off run_job engine-mid --container-engine "$mid"
+  expect_eq "$CLASS" infra "a job whose podman exec was killed mid-step is class infra"
+  expect_eq "$EVIDENCE" "step 'work': podman exec was killed by signal 9 (SIGKILL)" \
+    "the evidence names the step and the engine client's signal"
+  ENGINE_FAULT=stop KILN_STEP_HELPER=off run_job engine-mid --container-engine "$mid"
+  expect_eq "$CLASS" infra "a job whose container stopped under a step is class infra"
+  expect_match "$EVIDENCE" "^step 'work': podman exec exited with code [0-9]+, and the job container (is not running|cannot be inspected)" \
+    "the evidence names podman's exit code and the stopped container"
+  # The step's own exit codes stay the step's, whatever podman uses them for.
+  KILN_STEP_HELPER=off run_job container-125 --container-engine "$mid"
+  expect_eq "$CLASS $EVIDENCE" "code step 'exit 125' exited with code 125" \
+    "a step that exits 125 in a running container is class code"
+  run_job container-125
+  expect_eq "$CLASS" code "through the step helper too"
+  KILN_STEP_HELPER=off run_job container-127 --container-engine "$mid"
+  expect_eq "$CLASS $EVIDENCE" "code step 'not found' exited with code 127" \
+    "a command not found in the step's script is class code"
+else
+  echo "  skip: a container engine killed mid-step (podman or its test image is missing)"
+fi
 KILN_TEST_THROW_IN_JOB=boom run_job boom
 expect_eq "$CLASS" infra "a job kiln threw in is class infra"
 expect_contains "$EVIDENCE" "infrastructure failure: KILN_TEST_THROW_IN_JOB" "kiln's own failure"

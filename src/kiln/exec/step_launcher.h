@@ -49,6 +49,16 @@ class StepLauncher {
     (void)signal;
   }
 
+  // Called when the spawned command ended by itself (not stopped by the step runner) and did not
+  // succeed: whether its status is the spawned command's own failure rather than the step's
+  // (`podman exec` killed by a signal, or failing while the job container stopped under it),
+  // and then what failed, for the job's `infra` class (docs/failures.md).
+  // nullopt: the status is the step's.
+  virtual std::optional<std::string> launch_failure(const core::ExitStatus& status) {
+    (void)status;
+    return std::nullopt;
+  }
+
   // Called after the step runner stopped the spawned command (timeout, cancellation): ends
   // what the step still runs where it ran (stopping `podman exec` does not stop the process it
   // started in the container).

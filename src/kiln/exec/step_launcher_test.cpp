@@ -43,6 +43,11 @@ class EnvLauncher : public StepLauncher {
   void signalled(std::string_view token, int signal) override {
     signals.emplace_back(std::string(token), signal);
   }
+  std::optional<std::string> launch_failure(const core::ExitStatus& status) override {
+    asked.push_back(status);
+    if (status.signal != 0) return fmt::format("env was {}", status.to_string());
+    return std::nullopt;
+  }
   void stopped(std::string_view token) override {
     ++stops;
     stopped_token = token;
@@ -54,6 +59,7 @@ class EnvLauncher : public StepLauncher {
   int stops = 0;
   std::string stopped_token;
   std::vector<std::pair<std::string, int>> signals;
+  std::vector<core::ExitStatus> asked;  // launch_failure()
 };
 
 class StepLauncherTest : public ::testing::Test {
@@ -114,6 +120,38 @@ TEST_F(StepLauncherTest, AMissingShellIsAnErrorAndTheDirectoryIsTheLaunchersToCh
   auto ran = run_step(elsewhere, sink_, masker_);
   ASSERT_TRUE(ran) << ran.error().to_string();
   EXPECT_EQ(launcher_.launched_cwd, "/");
+}
+
+// The launcher tells its command's own failure (the engine client killed) from the step's exit:
+// it is asked about a command that ended by itself and failed, and only then.
+TEST_F(StepLauncherTest, TheLauncherSaysWhetherAFailedCommandWasItsOwnFailure) {
+  auto ok = run_step(request("true"), sink_, masker_);
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(launcher_.asked.empty());
+  EXPECT_FALSE(ok->launch_failure);
+
+  auto failed = run_step(request("exit 3"), sink_, masker_);
+  ASSERT_TRUE(failed);
+  ASSERT_EQ(launcher_.asked.size(), 1u);
+  EXPECT_EQ(launcher_.asked[0].exit_code, 3);
+  EXPECT_FALSE(failed->launch_failure);
+
+  // The spawned command killed (`env` execs the shell: it is the shell here), as a `podman exec`
+  // killed mid-step would be.
+  auto killed = run_step(request("kill -9 $$"), sink_, masker_);
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(killed->outcome, StepOutcome::failure);
+  ASSERT_TRUE(killed->launch_failure);
+  EXPECT_EQ(*killed->launch_failure, "env was killed by signal 9 (SIGKILL)");
+
+  // A command kiln stopped (timeout, cancel) is not the launcher's failure.
+  launcher_.asked.clear();
+  auto r = request("sleep 30");
+  r.timeout = 300ms;
+  auto timed_out = run_step(r, sink_, masker_, nullptr, {.kill_grace = 200ms});
+  ASSERT_TRUE(timed_out);
+  EXPECT_TRUE(launcher_.asked.empty());
+  EXPECT_FALSE(timed_out->launch_failure);
 }
 
 TEST_F(StepLauncherTest, ATimedOutStepIsReportedToTheLauncher) {

@@ -192,6 +192,8 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
     if (request.launcher != nullptr) request.launcher->stopped(launched_token);
   } else {
     result.exit = child->status();
+    if (request.launcher != nullptr && result.exit && !result.exit->success())
+      result.launch_failure = request.launcher->launch_failure(*result.exit);
   }
   output.finish();
 

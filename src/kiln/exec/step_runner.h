@@ -83,6 +83,8 @@ struct StepResult {
   std::string summary;                         // GITHUB_STEP_SUMMARY markdown, masked
   std::vector<Annotation> annotations;         // masked; also sent to the sink
   std::vector<std::string> failures;           // why the step failed besides its exit code (masked)
+  // The launcher's command failed, not the step (StepLauncher::launch_failure): what failed.
+  std::optional<std::string> launch_failure;
   std::chrono::milliseconds duration{0};
 };
 

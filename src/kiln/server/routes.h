@@ -1,7 +1,8 @@
 #pragma once
 // Routes of `kiln serve` that live apart from server.cpp, each group registered by one call
-// from Service::routes(): re-runs and artifacts (run_routes.cpp), GET /metrics and the
-// webhook delivery counters (metrics_routes.cpp). docs/serve.md has the API table.
+// from Service::routes(): re-runs and artifacts (run_routes.cpp), quarantined tests
+// (test_routes.cpp), GET /metrics and the webhook delivery counters (metrics_routes.cpp).
+// docs/serve.md has the API table.
 
 #include <httplib.h>
 
@@ -63,6 +64,8 @@ Result<nlohmann::ordered_json> queue_rerun(store::Store& store, RunQueue& queue,
 
 // POST /api/runs/ID/rerun, GET /api/runs/ID/artifacts, GET /api/runs/ID/artifacts/NAME.
 void register_run_routes(httplib::Server& http, RouteContext& context);
+// GET /api/tests/quarantine (test_routes.cpp).
+void register_test_routes(httplib::Server& http, RouteContext& context);
 // GET /metrics, and the logger that counts webhook deliveries.
 void register_metrics_routes(httplib::Server& http, RouteContext& context);
 

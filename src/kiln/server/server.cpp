@@ -302,6 +302,7 @@ class Service {
     });
     register_dashboard_routes(http_, *store_);
     register_run_routes(http_, routes_);
+    register_test_routes(http_, routes_);
     register_metrics_routes(http_, routes_);
     refuse_other_bodies(http_);  // after every route that takes a body
   }

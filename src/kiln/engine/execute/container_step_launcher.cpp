@@ -122,6 +122,31 @@ class ContainerStepLauncher final : public exec::StepLauncher {
     for (pid_t pid : exec::find_job_processes(token)) ::kill(pid, signal);
   }
 
+  // `exec` passes the step's exit code on (a signal that killed the step's processes in the
+  // container comes back as 128+N), so `exec` killed by a signal is the engine client's own
+  // failure. An exit code is the step's unless the job container is no longer running: a step
+  // does not stop its own job container, while the engine's own errors (125 by `man
+  // podman-exec`; podman 4.3 answers 255 for a container that stopped, "container state
+  // improper"), the helper's client losing the helper (125), and the step's processes killed as
+  // the container went (137) all end that way. 126 and 127 in a running container are the
+  // shell's (a command of the script not found): kiln found the shell there before it ran. The
+  // helper's client re-raises the signal that ended the step, so with the helper a signal is
+  // the engine's only when the container is gone too.
+  std::optional<std::string> launch_failure(const core::ExitStatus& status) override {
+    std::string client = helper_
+                             ? std::string("kiln-step-helper run")
+                             : fmt::format("{} exec", cli_.engine().program.filename().string());
+    std::string ended = status.signal != 0 ? fmt::format("was {}", status.to_string())
+                                           : fmt::format("exited with code {}", status.exit_code);
+    if (status.signal != 0 && !helper_) return fmt::format("{} {}", client, ended);
+    auto running = cli_.run({"container", "inspect", "--format", "{{.State.Running}}", container_},
+                            std::chrono::seconds(30));
+    if (running && running->starts_with("true")) return std::nullopt;
+    return fmt::format("{} {}, and the job container {}", client, ended,
+                       running ? std::string("is not running")
+                               : fmt::format("cannot be inspected: {}", running.error().message));
+  }
+
   void stopped(std::string_view token) override {
     // Stopping `exec` (or the helper's client) does not stop what it started in the container.
     if (!token.empty()) (void)exec::kill_job_processes(token);

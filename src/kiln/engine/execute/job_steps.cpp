@@ -386,6 +386,14 @@ Conclusion JobRun::apply_run(const Result<exec::StepResult>& outcome, StepSummar
   if (outcome->exit)
     result.exit_code =
         outcome->exit->signal ? 128 + outcome->exit->signal : outcome->exit->exit_code;
+  // The container engine failed under the step, not its process (the engine's exit code is
+  // not the step's): an infrastructure failure (failure_class.h), retried where kiln.yml says.
+  if (outcome->launch_failure) {
+    log_kiln("error", fmt::format("The container engine failed, not the step: {}",
+                                  *outcome->launch_failure));
+    if (infrastructure_.empty())
+      infrastructure_ = fmt::format("step '{}': {}", result.name, *outcome->launch_failure);
+  }
   for (const auto& [key, value] : outcome->outputs) raw_outputs_[key] = value;
   add_step_summary(outcome->summary);
   for (const auto& [key, value] : outcome->env) file_env_[key] = value;
