@@ -1,6 +1,7 @@
 #include "kiln/hipcheck/json_text.h"
 
 #include <array>
+#include <charconv>
 #include <cstring>
 
 namespace kiln::hipcheck {
@@ -114,22 +115,14 @@ void append_json_string(std::string& out, std::string_view text) {
 
 void append_decimal(std::string& out, std::uint64_t value) {
   char digits[20];
-  char* end = digits + sizeof digits;
-  char* p = end;
-  do {
-    *--p = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  out.append(p, static_cast<std::size_t>(end - p));
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  out.append(digits, static_cast<std::size_t>(end - digits));
 }
 
 void append_decimal(std::string& out, std::int64_t value) {
-  if (value < 0) {
-    out.push_back('-');
-    append_decimal(out, static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(value));
-  } else {
-    append_decimal(out, static_cast<std::uint64_t>(value));
-  }
+  char digits[20];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  out.append(digits, static_cast<std::size_t>(end - digits));
 }
 
 void append_hex16(std::string& out, std::uint64_t value) {
