@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Whole-process throughput and memory of `kiln hipcheck` (issue 17 targets), one thread.
 
-usage: bench/hipcheck_throughput.py KILN [TREES] [--rounds R]
+usage: bench/hipcheck_throughput.py KILN [TREES] [--rounds R] [--against OLD] [--formats F,..]
   KILN   the kiln binary (a Release build for published numbers)
   TREES  optional: a folder of real CUDA projects (tests/data/hipcheck/corpus/labels.tsv names
          them and their commits); each subfolder is scanned as one tree
+  OLD    optional: a second kiln binary (say, a build of main) run alternately with KILN, round
+         by round, so that both see the same load; its CPU time and MB/s are printed beside
+  F      the formats, default text,json (sarif is the third)
 
 Generated inputs (in a temporary folder, removed afterwards):
   dense     67 MB: 150 files of 10,000 lines, one CUDA finding per line (1.5 M findings)
@@ -69,26 +72,47 @@ def main():
     parser.add_argument("kiln")
     parser.add_argument("trees", nargs="?")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against")
+    parser.add_argument("--formats", default="text,json")
     args = parser.parse_args()
     kiln = os.path.abspath(args.kiln)
+    old = os.path.abspath(args.against) if args.against else None
     with tempfile.TemporaryDirectory() as folder:
         inputs = generate(folder)
         if args.trees:
             for name in sorted(os.listdir(args.trees)):
                 if os.path.isdir(os.path.join(args.trees, name)):
                     inputs[name] = os.path.join(args.trees, name)
-        print("| input | MB | findings | format | CPU s (median) | MB/s per core | peak RSS MB |")
-        print("|---|---:|---:|---|---:|---:|---:|")
+        formats = args.formats.split(",")
+        if old:
+            print("| input | MB | findings | format | before: CPU s | MB/s per core | after: CPU s "
+                  "| MB/s per core | peak RSS MB before / after |")
+            print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
+        else:
+            print("| input | MB | findings | format | CPU s (median) | MB/s per core | peak RSS MB |")
+            print("|---|---:|---:|---|---:|---:|---:|")
+
+        def speed(size, cpu):
+            return f"{size / 1e6 / cpu:.0f}" if cpu > 0 else "-"  # under the clock's tick
+
         for name, path in inputs.items():
             size, findings = source_bytes(kiln, path)
-            for fmt in ("text", "json"):
-                results = [run(kiln, path, fmt) for _ in range(args.rounds)]
-                cpu = statistics.median(r[0] for r in results)
-                rss = max(r[1] for r in results) / 1024
-                speed = f"{size / 1e6 / cpu:.0f}" if cpu > 0 else "-"  # under the clock's tick
-                print(f"| {name} | {size / 1e6:.1f} | {findings:,} | {fmt} | {cpu:.3f} | {speed} | "
-                      f"{rss:.0f} |", flush=True)
-
+            for fmt in formats:
+                new_runs, old_runs = [], []
+                for _ in range(args.rounds):
+                    if old:
+                        old_runs.append(run(old, path, fmt))
+                    new_runs.append(run(kiln, path, fmt))
+                cpu = statistics.median(r[0] for r in new_runs)
+                rss = max(r[1] for r in new_runs) / 1024
+                head = f"| {name} | {size / 1e6:.1f} | {findings:,} | {fmt} |"
+                if old:
+                    old_cpu = statistics.median(r[0] for r in old_runs)
+                    old_rss = max(r[1] for r in old_runs) / 1024
+                    print(f"{head} {old_cpu:.3f} | {speed(size, old_cpu)} | {cpu:.3f} | "
+                          f"{speed(size, cpu)} | {old_rss:.0f} / {rss:.0f} |", flush=True)
+                else:
+                    print(f"{head} {cpu:.3f} | {speed(size, cpu)} | {rss:.0f} |", flush=True)
 
 if __name__ == "__main__":
     main()

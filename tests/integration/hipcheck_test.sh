@@ -240,6 +240,33 @@ expect_rc 0 "stale entries" -- "$KILN" hipcheck --baseline ../hipcheck-baseline.
 expect_out "$WORK/err" "../hipcheck-baseline.json: warning: stale baseline entry src/sub/a.cu:1 cuda-api cudaFree (accepts nothing now; --write-baseline drops it)" "stale entry of a changed file"
 expect_out "$WORK/err" "../hipcheck-baseline.json: warning: stale baseline entry src/b.cu:1 cuda-api cudaDeviceReset (accepts nothing now; --write-baseline drops it)" "stale entry of a deleted file"
 
+# 8. Bytes that are not UTF-8 or are control characters, in file names and in the code: the JSON
+#    and SARIF still parse as strict UTF-8, with U+FFFD for each ill-formed part.
+mkdir -p "$WORK/bytes"
+printf 'cudaFree(p);\n' >"$WORK/bytes/latin1-"$'\xe9'".cu"
+printf 'cudaFree(p);\n' >"$WORK/bytes/tab"$'\t'"here.cu"
+printf '#define MY_\xff(x) cudaFree(x)\nMY_\xff(p);\n' >"$WORK/bytes/macro.cu"
+expect_rc 0 "json with odd bytes" -- "$KILN" hipcheck --format json --fail-on none "$WORK/bytes"
+cp "$WORK/out" "$WORK/odd.json"
+expect_rc 0 "sarif with odd bytes" -- "$KILN" hipcheck --format sarif --fail-on none "$WORK/bytes"
+cp "$WORK/out" "$WORK/odd.sarif"
+if command -v python3 >/dev/null; then
+  python3 - "$WORK/odd.json" "$WORK/odd.sarif" <<'PY' || fail "odd bytes in JSON/SARIF"
+import json, sys
+report = json.load(open(sys.argv[1], encoding="utf-8"))  # strict: raw invalid bytes would fail
+paths = [f["path"].rsplit("/", 1)[1] for f in report["files"]]
+assert paths == ["latin1-\ufffd.cu", "macro.cu", "tab\there.cu"], paths
+names = [x["name"] for f in report["files"] for x in f["findings"]]
+assert "MY_\ufffd" in names, names
+sarif = json.load(open(sys.argv[2], encoding="utf-8"))
+results = sarif["runs"][0]["results"]
+uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[1]
+        for r in results}
+assert uris == {"latin1-%E9.cu", "macro.cu", "tab%09here.cu"}, uris
+assert any("MY_\ufffd" in r["message"]["text"] for r in results)
+PY
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "hipcheck integration: $failures check(s) failed (work directory kept: $WORK)"
   exit 1

@@ -102,12 +102,13 @@ struct Finding {
   const ApiEntry* entry = nullptr;  // the table row of a cuda_api finding
   std::string_view text;            // the whole message, when it could not be rebuilt
   std::string message() const;
+  void append_message(std::string& out) const;  // the same, written at the end of `out`
 };
 
 // The line's part of a fingerprint (computed once per line), then the finding's.
 std::uint64_t line_fingerprint(std::string_view line);
 std::uint64_t compute_fingerprint(Rule rule, std::string_view name, std::uint64_t line_hash);
-std::string fingerprint_hex(std::uint64_t fingerprint);
+std::string fingerprint_hex(std::uint64_t fingerprint);  // json_text.h has append_hex16
 // Parses 16 hex digits; nothing for anything else.
 std::optional<std::uint64_t> parse_fingerprint(std::string_view hex);
 

@@ -1,6 +1,10 @@
 #include "kiln/hipcheck/report.h"
 
+#include <iterator>
+
 #include <nlohmann/json.hpp>
+
+#include "kiln/hipcheck/json_text.h"
 
 namespace kiln::hipcheck {
 
@@ -85,11 +89,21 @@ class TextWriter : public ReportWriter {
   TextWriter(const OutputContext& context, Output out) : context_(context), out_(std::move(out)) {}
 
   void file(const FileScan& file, const Summary& counts) override {
-    std::string lines;
+    std::string& lines = lines_;  // kept between files: no allocation per finding or per file
     for (const Finding& f : file.findings) {
       if (f.baselined || f.guarded) continue;
-      lines += fmt::format("{}:{}:{}: {}: {} [{}]\n", file.path, f.line, f.column,
-                           category_name(f.category), f.message(), rule_info(f.rule).id);
+      lines += file.path;
+      lines += ':';
+      append_decimal(lines, f.line);
+      lines += ':';
+      append_decimal(lines, f.column);
+      lines += ": ";
+      lines += category_name(f.category);
+      lines += ": ";
+      f.append_message(lines);
+      lines += " [";
+      lines += rule_info(f.rule).id;
+      lines += "]\n";
       if (lines.size() > (1 << 16)) flush(lines);
     }
     flush(lines);
@@ -140,6 +154,7 @@ class TextWriter : public ReportWriter {
   }
   OutputContext context_;
   Output out_;
+  std::string lines_;
   std::string per_file_;
   bool any_line_ = false;
 };
@@ -155,38 +170,69 @@ class JsonWriter : public ReportWriter {
                     fail_on_name(context_.fail_on), context_.rocm.to_string()));
   }
 
+  // The entry as dump(entry, 2) indented by 4 wrote it, then the findings one per line, as
+  // dump(finding) wrote each: `{"line":1,...}`.
   void file(const FileScan& file, const Summary& counts) override {
-    Json entry{{"path", file.path}};
-    Json counts_json = summary_json(counts);
-    for (auto& [key, value] : counts_json.items())
-      if (key != "files") entry[key] = value;
-    // The entry without its findings, then the findings one by one.
-    std::string head = dump(entry, 2);
-    head.pop_back();  // the closing brace
-    while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
-    std::string text =
-        (first_file_ ? "\n    " : ",\n    ") + indented(head, "    ") + ",\n      \"findings\": [";
+    std::string& text = text_;
+    text += first_file_ ? "\n    {\n      \"path\": " : ",\n    {\n      \"path\": ";
     first_file_ = false;
+    append_json_string(text, file.path);
+    auto field = [&text](std::string_view key, std::uint64_t value) {
+      text += ",\n      \"";
+      text += key;
+      text += "\": ";
+      append_decimal(text, value);
+    };
+    field("lines", counts.lines);
+    field("lines_of_code", counts.code_lines);
+    field("references", counts.references);
+    field("convertible", counts.convertible);
+    field("unsupported", counts.unsupported);
+    field("deprecated", counts.deprecated);
+    field("removed", counts.removed);
+    field("hazards", counts.hazards);
+    field("baselined", counts.baselined);
+    field("guarded", counts.guarded);
+    text += ",\n      \"findings\": [";
     bool first = true;
     for (const Finding& f : file.findings) {
-      Json j{{"line", f.line},
-             {"column", f.column},
-             {"end_column", f.end_column},
-             {"rule", rule_info(f.rule).id},
-             {"category", category_name(f.category)},
-             {"name", f.name}};
-      if (!f.replacement.empty()) j["hip"] = f.replacement;
-      if (f.status != ApiStatus::none) j["status"] = api_status_name(f.status);
-      if (!f.library.empty()) j["library"] = f.library;
-      j["message"] = f.message();
-      j["fingerprint"] = fingerprint_hex(f.fingerprint);
-      j["baselined"] = f.baselined;
-      if (f.guarded) {
-        j["guarded"] = true;
-        j["guard"] = f.guard;
-      }
-      text += (first ? "\n        " : ",\n        ") + dump(j);
+      text += first ? "\n        {\"line\":" : ",\n        {\"line\":";
       first = false;
+      append_decimal(text, f.line);
+      text += ",\"column\":";
+      append_decimal(text, f.column);
+      text += ",\"end_column\":";
+      append_decimal(text, f.end_column);
+      text += ",\"rule\":";
+      append_json_string(text, rule_info(f.rule).id);
+      text += ",\"category\":";
+      append_json_string(text, category_name(f.category));
+      text += ",\"name\":";
+      append_json_string(text, f.name);
+      if (!f.replacement.empty()) {
+        text += ",\"hip\":";
+        append_json_string(text, f.replacement);
+      }
+      if (f.status != ApiStatus::none) {
+        text += ",\"status\":";
+        append_json_string(text, api_status_name(f.status));
+      }
+      if (!f.library.empty()) {
+        text += ",\"library\":";
+        append_json_string(text, f.library);
+      }
+      text += ",\"message\":";
+      message_.clear();
+      f.append_message(message_);
+      append_json_string(text, message_);
+      text += ",\"fingerprint\":\"";
+      append_hex16(text, f.fingerprint);
+      text += f.baselined ? "\",\"baselined\":true" : "\",\"baselined\":false";
+      if (f.guarded) {
+        text += ",\"guarded\":true,\"guard\":";
+        append_json_string(text, f.guard);
+      }
+      text += '}';
       if (text.size() > (1 << 16)) {
         out_(text);
         text.clear();
@@ -194,6 +240,7 @@ class JsonWriter : public ReportWriter {
     }
     text += first ? "]\n    }" : "\n      ]\n    }";
     out_(text);
+    text.clear();
   }
 
   void finish(const Summary& s) override {
@@ -205,6 +252,8 @@ class JsonWriter : public ReportWriter {
  private:
   OutputContext context_;
   Output out_;
+  std::string text_;     // kept between files: no allocation per finding or per file
+  std::string message_;  // one finding's message, before it is escaped
   bool first_file_ = true;
 };
 
@@ -229,44 +278,73 @@ class SarifWriter : public ReportWriter {
         dump(Json{{"rocmVersion", context_.rocm.to_string()}})));
   }
 
+  // Each result as dump(result) wrote it, on a line of its own.
   void file(const FileScan& file, const Summary&) override {
-    Json artifact;
-    if (!file.path.empty() && file.path[0] == '/')
-      artifact = {{"uri", "file://" + uri_encode_path(file.path)}};
-    else
-      artifact = {{"uri", uri_encode_path(file.path)}, {"uriBaseId", "SRCROOT"}};
-    std::string text;
+    // The artifactLocation is the same for every result of the file.
+    std::string artifact = "{\"uri\":";
+    if (!file.path.empty() && file.path[0] == '/') {
+      append_json_string(artifact, "file://" + uri_encode_path(file.path));
+      artifact += '}';
+    } else {
+      append_json_string(artifact, uri_encode_path(file.path));
+      artifact += ",\"uriBaseId\":\"SRCROOT\"}";
+    }
+    std::string& text = text_;
     for (const Finding& f : file.findings) {
-      Json result{{"ruleId", rule_info(f.rule).id},
-                  {"ruleIndex", static_cast<int>(f.rule)},
-                  {"level", sarif_level(f.category)},
-                  {"message", {{"text", f.message()}}},
-                  {"locations", Json::array({{{"physicalLocation",
-                                               {{"artifactLocation", artifact},
-                                                {"region",
-                                                 {{"startLine", f.line},
-                                                  {"startColumn", f.column},
-                                                  {"endColumn", f.end_column}}}}}}})},
-                  {"partialFingerprints", {{"kilnHipcheck/v1", fingerprint_hex(f.fingerprint)}}},
-                  {"properties", {{"category", category_name(f.category)}, {"name", f.name}}}};
-      if (!f.replacement.empty()) result["properties"]["hip"] = f.replacement;
-      if (context_.baseline_used) result["baselineState"] = f.baselined ? "unchanged" : "new";
-      if (f.baselined)
-        result["suppressions"] = Json::array(
-            {{{"kind", "external"}, {"justification", "accepted by the hipcheck baseline"}}});
-      else if (f.guarded)
-        result["suppressions"] =
-            Json::array({{{"kind", "inSource"},
-                          {"justification",
-                           fmt::format("in a branch only a CUDA build compiles ({})", f.guard)}}});
-      text += (first_ ? "\n        " : ",\n        ") + dump(result);
+      const RuleInfo& rule = rule_info(f.rule);
+      text += first_ ? "\n        {\"ruleId\":" : ",\n        {\"ruleId\":";
       first_ = false;
+      append_json_string(text, rule.id);
+      text += ",\"ruleIndex\":";
+      append_decimal(text, static_cast<int>(f.rule));
+      text += ",\"level\":";
+      append_json_string(text, sarif_level(f.category));
+      text += ",\"message\":{\"text\":";
+      message_.clear();
+      f.append_message(message_);
+      append_json_string(text, message_);
+      text += "},\"locations\":[{\"physicalLocation\":{\"artifactLocation\":";
+      text += artifact;
+      text += ",\"region\":{\"startLine\":";
+      append_decimal(text, f.line);
+      text += ",\"startColumn\":";
+      append_decimal(text, f.column);
+      text += ",\"endColumn\":";
+      append_decimal(text, f.end_column);
+      text += "}}}],\"partialFingerprints\":{\"kilnHipcheck/v1\":\"";
+      append_hex16(text, f.fingerprint);
+      text += "\"},\"properties\":{\"category\":";
+      append_json_string(text, category_name(f.category));
+      text += ",\"name\":";
+      append_json_string(text, f.name);
+      if (!f.replacement.empty()) {
+        text += ",\"hip\":";
+        append_json_string(text, f.replacement);
+      }
+      text += '}';
+      if (context_.baseline_used)
+        text += f.baselined ? ",\"baselineState\":\"unchanged\"" : ",\"baselineState\":\"new\"";
+      if (f.baselined) {
+        text +=
+            ",\"suppressions\":[{\"kind\":\"external\",\"justification\":\"accepted by the "
+            "hipcheck "
+            "baseline\"}]";
+      } else if (f.guarded) {
+        text += ",\"suppressions\":[{\"kind\":\"inSource\",\"justification\":";
+        message_.clear();
+        fmt::format_to(std::back_inserter(message_), "in a branch only a CUDA build compiles ({})",
+                       f.guard);
+        append_json_string(text, message_);
+        text += "}]";
+      }
+      text += '}';
       if (text.size() > (1 << 16)) {
         out_(text);
         text.clear();
       }
     }
     out_(text);
+    text.clear();
   }
 
   void finish(const Summary&) override {
@@ -276,6 +354,8 @@ class SarifWriter : public ReportWriter {
  private:
   OutputContext context_;
   Output out_;
+  std::string text_;     // kept between files: no allocation per finding or per file
+  std::string message_;  // one finding's message, before it is escaped
   bool first_ = true;
 };
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <span>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,9 +53,36 @@ RocmVersion newest_known_rocm() {
   return newest;
 }
 
+namespace {
+
+// parse_rocm_version of every table row's hip_added, done once: available_in is asked for every
+// CUDA name a scan finds, and parsing the version each time showed in the profile of a dense
+// tree. Nothing for a row that is not in the tables (one a test made).
+const std::optional<RocmVersion>* parsed_hip_added(const ApiEntry& entry) {
+  using Versions = std::vector<std::optional<RocmVersion>>;
+  auto parse_all = [](std::span<const ApiEntry> rows) {
+    Versions v;
+    v.reserve(rows.size());
+    for (const ApiEntry& e : rows) v.push_back(parse_rocm_version(e.hip_added));
+    return v;
+  };
+  static const Versions generated = parse_all({k_api_entries, k_api_entry_count});
+  static const Versions kiln = parse_all({k_kiln_entries, k_kiln_entry_count});
+  auto in = [&entry](const ApiEntry* rows, std::size_t count) {
+    std::less<const ApiEntry*> before;
+    return !before(&entry, rows) && before(&entry, rows + count);
+  };
+  if (in(k_api_entries, k_api_entry_count)) return &generated[&entry - k_api_entries];
+  if (in(k_kiln_entries, k_kiln_entry_count)) return &kiln[&entry - k_kiln_entries];
+  return nullptr;
+}
+
+}  // namespace
+
 bool available_in(const ApiEntry& entry, RocmVersion rocm) {
   if (*entry.hip_name == '\0') return false;
-  auto added = parse_rocm_version(entry.hip_added);
+  const std::optional<RocmVersion>* known = parsed_hip_added(entry);
+  std::optional<RocmVersion> added = known ? *known : parse_rocm_version(entry.hip_added);
   return !added || *added <= rocm;
 }
 
