@@ -32,7 +32,9 @@ class TerminalObserver : public engine::RunObserver {
 
  private:
   // A line into pending_; write_out_locked() writes pending_ to out_.
-  void print_line_locked(const std::string& job_key, std::string_view kind, std::string_view text);
+  // `prefix`: prefix_locked(job_key), computed once for a block of lines.
+  void print_line_locked(const std::string& job_key, std::string_view prefix, std::string_view kind,
+                         std::string_view text);
   void write_out_locked();
   void clear_status_locked();
   void draw_status_locked();
