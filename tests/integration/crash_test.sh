@@ -151,8 +151,20 @@ many_shown() { [[ "$(grep -c '^\[flood\] FLOOD-' "$ITEST_DIR/flood.out" 2>/dev/n
 wait_until 60 many_shown || itest_die "the flood step printed too little: $(tail -3 "$ITEST_DIR/flood.out")"
 kill -9 "$flood_pid"
 wait_exit "$flood_pid" 10 || itest_die "kiln survived kill -9 for 10 s"
-shown="$(grep -c '^\[flood\] FLOOD-' "$ITEST_DIR/flood.out")"
-last_shown="$(grep '^\[flood\] FLOOD-' "$ITEST_DIR/flood.out" | tail -1 | sed 's/^\[flood\] //')"
+# The lines of FILE shown complete with PREFIX, without it: a block of lines is printed with one
+# write, which kill -9 may cut, so whatever follows the last newline does not count as shown.
+shown_lines() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+for line in data[: data.rfind(b"\n") + 1].decode(errors="replace").splitlines():
+    if line.startswith(sys.argv[2]):
+        print(line[len(sys.argv[2]):])
+PY
+}
+shown_lines "$ITEST_DIR/flood.out" "[flood] " | grep '^FLOOD-' >"$ITEST_DIR/flood.shown"
+shown="$(wc -l <"$ITEST_DIR/flood.shown")"
+last_shown="$(tail -1 "$ITEST_DIR/flood.shown")"
 flood_run="$(sed -n 's/^kiln: .* (run \([0-9]*\))$/\1/p' "$ITEST_DIR/flood.out" | head -1)"
 "$KILN" logs "$flood_run" flood -C "$fast" >"$ITEST_DIR/flood.logs" 2>&1
 stored="$(grep -c '^FLOOD-' "$ITEST_DIR/flood.logs")"
@@ -165,6 +177,46 @@ if [[ -z "$(ls -A "$fast/.kiln/kiln.db.journal" 2>/dev/null)" ]]; then
   pass "the dead kiln's journal was imported and removed"
 else
   fail "a journal is left: $(ls "$fast/.kiln/kiln.db.journal")"
+fi
+
+# ---- kill -9 in the middle of a step printing thousands of lines a read -----------------------
+# The lines of one read of the step's pipes are journaled with one write() and then printed with
+# one write (issue 22): a block of thousands of lines is shown only once it is durable. The step
+# writes 4,000 lines at a time (about 50 KB, most of a pipe). kill -9 may land inside the terminal
+# write of a block (shown_lines above): each complete line shown must be in kiln logs.
+blocks="$ITEST_DIR/blocks"
+make_repo "$blocks"
+write_workflow "$blocks" blocks.yml <<'EOF'
+on: push
+jobs:
+  blocks:
+    runs-on: linux
+    steps:
+      - run: |
+          python3 -c '
+          import itertools, sys
+          for start in itertools.count(0, 4000):
+              sys.stdout.write("".join("BLOCK-%d\n" % i for i in range(start, start + 4000)))
+          '
+EOF
+commit_all "$blocks" "a step printing blocks of 4,000 lines without end"
+"$KILN" run -C "$blocks" >"$ITEST_DIR/blocks.out" 2>&1 </dev/null &
+blocks_pid=$!
+itest_track_pid "$blocks_pid"
+many_blocks() { [[ "$(grep -c '^\[blocks\] BLOCK-' "$ITEST_DIR/blocks.out" 2>/dev/null)" -gt 200000 ]]; }
+wait_until 120 many_blocks || itest_die "the block step printed too little: $(tail -c 300 "$ITEST_DIR/blocks.out")"
+kill -9 "$blocks_pid"
+wait_exit "$blocks_pid" 10 || itest_die "kiln survived kill -9 for 10 s"
+shown_lines "$ITEST_DIR/blocks.out" "[blocks] " | grep '^BLOCK-' >"$ITEST_DIR/blocks.shown"
+blocks_run="$(sed -n 's/^kiln: .* (run \([0-9]*\))$/\1/p' "$ITEST_DIR/blocks.out" | head -1)"
+"$KILN" logs "$blocks_run" blocks -C "$blocks" 2>&1 | grep '^BLOCK-' >"$ITEST_DIR/blocks.logs"
+shown="$(wc -l <"$ITEST_DIR/blocks.shown")"
+stored="$(wc -l <"$ITEST_DIR/blocks.logs")"
+missing="$(LC_ALL=C sort "$ITEST_DIR/blocks.shown" | LC_ALL=C comm -23 - <(LC_ALL=C sort "$ITEST_DIR/blocks.logs") | wc -l)"
+if [[ "$missing" -eq 0 && "$stored" -ge "$shown" ]]; then
+  pass "every one of the $shown lines shown in blocks before kill -9 is in kiln logs ($stored stored)"
+else
+  fail "of the $shown lines shown in blocks before kill -9, $missing are not in kiln logs ($stored stored)"
 fi
 
 itest_end

@@ -258,4 +258,30 @@ else
   fail "kiln runs in a fresh repository creates .kiln/ without ignoring it (git status: $status)"
 fi
 
+# ---- groups on the terminal -------------------------------------------------------------------
+# A step's lines are printed a block at a time (those of one read of its pipes: cat writes them
+# with one write); a group's lines are indented inside the block.
+groups="$ITEST_DIR/groups"
+make_repo "$groups"
+write_workflow "$groups" groups.yml <<'EOF'
+on: push
+jobs:
+  grouped:
+    runs-on: linux
+    steps:
+      - run: |
+          printf '%s\n' before '::group::One' inside-one '::endgroup::' between '::group::Two' \
+            inside-two '::endgroup::' after >lines.txt
+          cat lines.txt
+EOF
+commit_all "$groups" "a step printing two groups in one write"
+kiln run -C "$groups"
+expect_rc 0 "the step with groups succeeds"
+expect_match "$OUT" '^\[grouped\] before$' "a line before the groups is not indented"
+expect_match "$OUT" '^\[grouped\] ▼ One$' "a group's title is not indented"
+expect_match "$OUT" '^\[grouped\]   inside-one$' "a line inside the first group is indented"
+expect_match "$OUT" '^\[grouped\] between$' "a line between the groups is not indented"
+expect_match "$OUT" '^\[grouped\]   inside-two$' "a line inside the second group is indented"
+expect_match "$OUT" '^\[grouped\] after$' "a line after the groups is not indented"
+
 itest_end

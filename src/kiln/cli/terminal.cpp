@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -68,22 +69,49 @@ void TerminalObserver::job_line(const std::string& job_key, std::string_view kin
   std::lock_guard lock(mutex_);
   if (kind == "debug" && !verbose_) return;
   clear_status_locked();
+  print_line_locked(job_key, prefix_locked(job_key), kind, text);
+  write_out_locked();
+  draw_status_locked();
+}
+
+void TerminalObserver::job_lines(const std::string& job_key,
+                                 std::span<const engine::ShownLine> lines) {
+  std::lock_guard lock(mutex_);
+  clear_status_locked();
+  // The job's prefix once a block; a group's start or end changes its indentation.
+  std::string prefix = prefix_locked(job_key);
+  for (const auto& line : lines) {
+    if (line.kind == "debug" && !verbose_) continue;
+    print_line_locked(job_key, prefix, line.kind, line.text);
+    if (line.kind == "group" || line.kind == "endgroup") prefix = prefix_locked(job_key);
+  }
+  write_out_locked();
+  draw_status_locked();
+}
+
+void TerminalObserver::print_line_locked(const std::string& job_key, std::string_view prefix,
+                                         std::string_view kind, std::string_view text) {
+  auto out = std::back_inserter(pending_);
   if (kind == "endgroup") {
     group_depth_[job_key] = std::max(0, group_depth_[job_key] - 1);
   } else if (kind == "group") {
-    fmt::print(out_, "{}{}\n", prefix_locked(job_key),
-               colourise(colour_, 1, fmt::format("▼ {}", text)));
+    fmt::format_to(out, "{}{}\n", prefix, colourise(colour_, 1, fmt::format("▼ {}", text)));
     ++group_depth_[job_key];
   } else if (kind == "output" || kind == "stderr") {
-    fmt::print(out_, "{}{}\n", prefix_locked(job_key), text);
+    pending_.append(prefix).append(text) += '\n';  // most lines: no formatting
   } else if (kind == "kiln") {
-    fmt::print(out_, "{}{}\n", prefix_locked(job_key), colourise(colour_, 1, text));
+    fmt::format_to(out, "{}{}\n", prefix, colourise(colour_, 1, text));
   } else {
     int code = kind == "error" ? 31 : kind == "warning" ? 33 : 36;
-    fmt::print(out_, "{}{}\n", prefix_locked(job_key),
-               colourise(colour_, code, fmt::format("{}: {}", kind, text)));
+    fmt::format_to(out, "{}{}\n", prefix,
+                   colourise(colour_, code, fmt::format("{}: {}", kind, text)));
   }
-  draw_status_locked();
+}
+
+void TerminalObserver::write_out_locked() {
+  // One fwrite: on an unbuffered stderr (--json) a block of lines is one write().
+  if (!pending_.empty()) std::fwrite(pending_.data(), 1, pending_.size(), out_);
+  pending_.clear();
 }
 
 void TerminalObserver::job_finished(const engine::JobSummary& job) {

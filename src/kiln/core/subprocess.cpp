@@ -249,6 +249,7 @@ Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
     err_ = std::move(other.err_);
     max_line_bytes_ = other.max_line_bytes_;
     status_ = std::exchange(other.status_, std::nullopt);
+    after_read_ = std::move(other.after_read_);
   }
   return *this;
 }
@@ -373,6 +374,7 @@ Result<Subprocess::PumpResult> Subprocess::pump(const LineCallback& on_line,
         // Drained as far as we wait: whoever still holds the pipes is a background process.
         if (out_fd_ >= 0) close_pipe(out_fd_, out_, Stream::out, on_line);
         if (err_fd_ >= 0) close_pipe(err_fd_, err_, Stream::err, on_line);
+        if (after_read_) after_read_();
         return PumpResult::finished;
       }
       continue;  // the deadline check at the top decides
@@ -381,6 +383,9 @@ Result<Subprocess::PumpResult> Subprocess::pump(const LineCallback& on_line,
       read_ready(out_fd_, out_, Stream::out, on_line);
     if (err_index >= 0 && fds[err_index].revents != 0)
       read_ready(err_fd_, err_, Stream::err, on_line);
+    if (after_read_ && ((out_index >= 0 && fds[out_index].revents != 0) ||
+                        (err_index >= 0 && fds[err_index].revents != 0)))
+      after_read_();
     if (wake_index >= 0 && fds[wake_index].revents != 0) return PumpResult::woken;
     (void)pid_index;  // its event only ends the poll; poll_exit() reads the status
   }

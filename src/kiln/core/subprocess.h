@@ -100,6 +100,10 @@ class Subprocess {
                           int wake_fd = -1,
                           std::chrono::milliseconds drain_idle = std::chrono::milliseconds(200));
 
+  // Called by pump() after the lines of each read of the pipes went to on_line: whoever takes
+  // the lines can store and show them a block at a time (a pipe read is up to 256 KiB).
+  void set_after_read(std::function<void()> callback) { after_read_ = std::move(callback); }
+
   // Sends `signal` to the whole process group (no-op once the process is reaped).
   void signal_group(int signal);
 
@@ -133,6 +137,7 @@ class Subprocess {
   LineBuffer out_, err_;
   std::size_t max_line_bytes_ = 64 * 1024;
   std::optional<ExitStatus> status_;
+  std::function<void()> after_read_;
 };
 
 // The output of a short helper command.

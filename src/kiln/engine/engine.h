@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -218,6 +219,11 @@ struct RunReport {
   int exit_code() const;  // 0 all succeeded, 1 a job failed or was cancelled
 };
 
+// One line of a job's log as job_lines() gives it.
+struct ShownLine {
+  std::string kind, text;
+};
+
 // Where the engine reports progress. Called from job threads: implementations lock.
 class RunObserver {
  public:
@@ -228,6 +234,11 @@ class RunObserver {
   // debug or kiln (the runner's own messages).
   virtual void job_line(const std::string& job_key, std::string_view kind,
                         std::string_view text) = 0;
+  // Lines of one job in a row (a block of a step's output): job_line() of each, unless an
+  // observer can do better with them together (the terminal: one write).
+  virtual void job_lines(const std::string& job_key, std::span<const ShownLine> lines) {
+    for (const auto& line : lines) job_line(job_key, line.kind, line.text);
+  }
   virtual void job_finished(const JobSummary& job) = 0;
   virtual void progress(int done, int total, const std::vector<std::string>& running) = 0;
   // A warning about the workflows ("FILE:LINE:COL: warning: ..."), before anything runs.

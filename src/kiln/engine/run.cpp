@@ -57,6 +57,9 @@ class EventQueue final : public ExecutorEvents, public ConcurrencyRegistry::List
             std::string_view text) override {
     observer_.job_line(shown_key, kind, text);
   }
+  void lines(JobId, const std::string& shown_key, std::span<const ShownLine> lines) override {
+    observer_.job_lines(shown_key, lines);
+  }
   void finished(JobId id, JobOutcome outcome) override { push(Finished{id, std::move(outcome)}); }
   void granted(const std::string& id) override { push(Granted{id}); }
   void cancelled(const std::string& id, const std::string& group) override {

@@ -56,6 +56,10 @@ class LogSink {
  public:
   virtual ~LogSink() = default;
   virtual void write(const LogEvent& event) = 0;
+  // The events written so far are to be stored and shown now. A sink may hold events back until
+  // then (the step runner calls it after each read of the step's pipes and before it returns),
+  // so that a block of lines costs one write to the store's journal.
+  virtual void flush() {}
 };
 
 // Keeps every event; for tests and for callers that want a step's log in memory.

@@ -86,6 +86,7 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
     result.outcome = StepOutcome::cancelled;
     result.annotations = output.effects().annotations;
     finish_duration();
+    sink.flush();
     return result;
   }
 
@@ -146,6 +147,7 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
   auto on_line = [&output](core::Stream stream, std::string_view text, bool partial) {
     output.on_line(stream, text, partial);
   };
+  child->set_after_read([&sink] { sink.flush(); });
   std::optional<Clock::time_point> deadline;
   if (request.timeout.count() > 0) deadline = started + request.timeout;
   const int wake_fd = cancel != nullptr ? cancel->fd() : -1;
@@ -246,6 +248,7 @@ Result<StepResult> run_step(const StepRequest& request, LogSink& sink, Masker& m
   result.annotations = output.effects().annotations;
   result.failures = output.effects().failures;
   finish_duration();
+  sink.flush();
   return result;
 }
 

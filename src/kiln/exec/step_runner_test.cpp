@@ -400,6 +400,27 @@ TEST_F(StepRunnerTest, MergedStreamsKeepTheWrittenOrder) {
                                                 "+ echo out2", "out2", "+ echo err2", "err2"}));
 }
 
+// A sink that may hold events back (the engine's: one journal write a block) is flushed after
+// each read of the step's output and once more before run_step returns.
+TEST_F(StepRunnerTest, TheSinkIsFlushedAfterEachReadAndAtTheEnd) {
+  struct FlushCounting : LogSink {
+    void write(const LogEvent&) override { ++events; }
+    void flush() override { flushed_at.push_back(events); }
+    std::size_t events = 0;
+    std::vector<std::size_t> flushed_at;
+  } sink;
+  // The second line comes after the first was read: the pause lets the first read end.
+  auto r = run_step(request("echo first\nsleep 0.5\necho second\nexit 4\n"), sink, masker_, nullptr,
+                    options_);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->outcome, StepOutcome::failure);
+  ASSERT_FALSE(sink.flushed_at.empty());
+  EXPECT_EQ(sink.flushed_at.back(), sink.events) << "the exit code's annotation is flushed too";
+  EXPECT_GE(sink.events, 3u);
+  EXPECT_NE(std::find(sink.flushed_at.begin(), sink.flushed_at.end(), 1u), sink.flushed_at.end())
+      << "the first line was flushed on its own, before the second came";
+}
+
 TEST_F(StepRunnerTest, SummaryOverLimitIsDropped) {
   options_.max_summary_bytes = 1024;
   auto r = run(request("head -c 5000 /dev/zero | tr '\\0' x >> \"$GITHUB_STEP_SUMMARY\""));

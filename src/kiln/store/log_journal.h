@@ -43,6 +43,7 @@ Result<std::unique_ptr<LogWriter>> open_journaled_log_writer(Store& store,
 Result<std::size_t> recover_journals(Store& store, const std::filesystem::path& dir);
 
 std::string encode_journal_record(const LogLine& line);
+void append_journal_record(const LogLine& line, std::string& out);
 std::vector<LogLine> decode_journal(std::string_view data, std::int64_t job_id);
 
 }  // namespace kiln::store

@@ -107,6 +107,30 @@ TEST_F(LogJournalTest, LinesAreInTheJournalAtOnceAndInTheStoreAfterClose) {
   EXPECT_EQ(stored_texts(*store_).back(), "after close");
 }
 
+TEST_F(LogJournalTest, ABlockOfLinesIsInTheJournalWhenAppendAllReturns) {
+  JournalOptions options;
+  options.interval = std::chrono::hours(1);
+  auto writer = open_journaled_log_writer(*store_, journal_dir(db_path()), job_id_, options);
+  ASSERT_TRUE(writer) << writer.error().to_string();
+  std::vector<LogLine> block;
+  for (int i = 0; i < 50; ++i) block.push_back(line(fmt::format("block {}", i), i % 2));
+  ASSERT_TRUE((*writer)->append_all(block));
+  ASSERT_TRUE((*writer)->append(line("single")));
+  std::ifstream in(journal_file(), std::ios::binary);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto journal = decode_journal(data, job_id_);
+  ASSERT_EQ(journal.size(), 51u);
+  EXPECT_EQ(journal[49].text, "block 49");
+  EXPECT_EQ(journal[49].step_index, 1);
+  EXPECT_EQ(journal[50].text, "single");
+  EXPECT_TRUE(stored_texts(*store_).empty());
+  ASSERT_TRUE((*writer)->close());
+  auto texts = stored_texts(*store_);
+  ASSERT_EQ(texts.size(), 51u);
+  EXPECT_EQ(texts[0], "block 0");
+  EXPECT_EQ(texts[50], "single");
+}
+
 TEST_F(LogJournalTest, TheFlusherCommitsWithinItsInterval) {
   JournalOptions options;
   options.interval = std::chrono::milliseconds(10);

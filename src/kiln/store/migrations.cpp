@@ -294,19 +294,61 @@ CREATE TABLE test_quarantine (
 );
 )sql";
 
-constexpr std::array<std::string_view, 12> k_migrations = {
-    k_v1_core,        k_v2_gpus,           k_v3_benchmarks,
-    k_v4_test_cases,  k_v5_triggers,       k_v6_poll_heads,
-    k_v7_gpu_samples, k_v8_rerun,          k_v9_trigger_identity,
-    k_v10_replicas,   k_v11_failure_class, k_v12_test_quarantine};
+// v13: log_chunks rebuilt with its stream CHECK written as comparisons. SQLite evaluates
+// `stream IN ('stdout', 'stderr', 'system')` by opening, filling and closing an ephemeral B-tree
+// for every row inserted, about 40% of a log line's cost (docs/performance.md "Profile:
+// instructions a line"); `stream = 'stdout' OR ...` is three comparisons. The CHECK stays (a
+// store may be written by other tools, `kiln migrate` among them). SQLite cannot alter a CHECK, so
+// the table is rebuilt the way its documentation says: a new table, every row copied with its
+// seq, the AUTOINCREMENT counter carried over (not max(seq): the seqs of deleted lines are never
+// given again, live tails rely on seq only growing), the old table dropped, the new one renamed
+// (which renames its counter too) and the indexes made again. Nothing references log_chunks, so
+// the foreign keys of other tables are not touched; its own two are checked for every copied row.
+// PostgreSQL checks an IN list without such a cost and keeps its table: no script.
+constexpr std::string_view k_v13_log_chunks_check = R"sql(
+CREATE TABLE log_chunks_v13 (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  step_index INTEGER,
+  stream TEXT NOT NULL CHECK (stream = 'stdout' OR stream = 'stderr' OR stream = 'system'),
+  text TEXT NOT NULL,
+  time INTEGER NOT NULL
+);
+INSERT INTO log_chunks_v13 (seq, run_id, job_id, step_index, stream, text, time)
+  SELECT seq, run_id, job_id, step_index, stream, text, time FROM log_chunks ORDER BY seq;
+DELETE FROM sqlite_sequence WHERE name = 'log_chunks_v13';
+INSERT INTO sqlite_sequence (name, seq)
+  SELECT 'log_chunks_v13', seq FROM sqlite_sequence WHERE name = 'log_chunks';
+DROP TABLE log_chunks;
+ALTER TABLE log_chunks_v13 RENAME TO log_chunks;
+CREATE INDEX log_chunks_by_run ON log_chunks (run_id, seq);
+CREATE INDEX log_chunks_by_job ON log_chunks (job_id, seq);
+)sql";
+
+constexpr std::array<Migration, 13> k_migrations = {
+    k_v1_core,
+    k_v2_gpus,
+    k_v3_benchmarks,
+    k_v4_test_cases,
+    k_v5_triggers,
+    k_v6_poll_heads,
+    k_v7_gpu_samples,
+    k_v8_rerun,
+    k_v9_trigger_identity,
+    k_v10_replicas,
+    k_v11_failure_class,
+    k_v12_test_quarantine,
+    Migration(k_v13_log_chunks_check, /*postgres_sql=*/""),
+};
 
 }  // namespace
 
-std::span<const std::string_view> schema_migrations() { return k_migrations; }
+std::span<const Migration> schema_migrations() { return k_migrations; }
 
 int latest_schema_version() { return static_cast<int>(k_migrations.size()); }
 
-Result<int> migrate(sql::Database& db, std::span<const std::string_view> scripts) {
+Result<int> migrate(sql::Database& db, std::span<const Migration> scripts) {
   const auto known = static_cast<std::int64_t>(scripts.size());
   auto check_version = [&](std::int64_t version) -> Status {
     if (version > known) {
@@ -331,7 +373,9 @@ Result<int> migrate(sql::Database& db, std::span<const std::string_view> scripts
   KILN_TRY(found, db.schema_version());
   KILN_TRY_VOID(check_version(found));
   for (auto version = found; version < known; ++version) {
-    if (auto applied = db.exec(scripts[static_cast<std::size_t>(version)]); !applied) {
+    const auto script = scripts[static_cast<std::size_t>(version)].script(db.dialect());
+    if (script.empty()) continue;
+    if (auto applied = db.exec(script); !applied) {
       auto error = applied.error();
       error.message =
           fmt::format("migration to schema version {} failed: {}", version + 1, error.message);

@@ -49,6 +49,7 @@ class Database final : public sql::Database {
   Result<std::int64_t> last_insert_id() override;
   int changes() const override { return changes_; }
   std::string name() const override { return url_; }
+  sql::Dialect dialect() const override { return sql::Dialect::postgres; }
   Status begin(Mode mode) override;
   Status commit() override;
   void rollback() override;

@@ -25,10 +25,11 @@ TEST(PostgresDialectTest, ParametersAndTypesAreTranslatedOutsideQuotesAndComment
 }
 
 TEST(PostgresDialectTest, EveryMigrationLosesItsSqliteTypes) {
-  for (auto script : schema_migrations()) {
+  for (const auto& migration : schema_migrations()) {
     // The SQL without its comments (which may name SQLite's types).
     std::string translated;
-    for (auto line : std::views::split(pg::to_postgres(script), '\n')) {
+    for (auto line :
+         std::views::split(pg::to_postgres(migration.script(sql::Dialect::postgres)), '\n')) {
       std::string_view text(line.begin(), line.end());
       translated.append(text.substr(0, text.find("--"))).append("\n");
     }

@@ -21,6 +21,10 @@ namespace kiln::store::sql {
 // database infers it from where the parameter goes (an INSERT's column).
 enum class Type { integer, real, text, any };
 
+// Which database a connection is to, for the few scripts the two need written apart
+// (migrations.h).
+enum class Dialect { sqlite, postgres };
+
 // Why the last step of a statement failed, when a constraint refused the row.
 enum class Violation { none, unique, foreign_key };
 
@@ -92,6 +96,7 @@ class Database {
   virtual int changes() const = 0;  // rows changed by the last statement
   // What error messages call the database (a file, a URL without its password).
   virtual std::string name() const = 0;
+  virtual Dialect dialect() const = 0;
 
   virtual Status begin(Mode mode) = 0;
   virtual Status commit() = 0;

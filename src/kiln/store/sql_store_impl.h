@@ -102,7 +102,15 @@ class SqlStore final : public Store {
   Result<Run> get_run_locked(std::int64_t run_id);
   Result<std::vector<Job>> list_jobs_locked(std::int64_t run_id);
   Status require_row_locked(std::string_view sql, std::int64_t id, std::string_view what);
-  Result<std::int64_t> append_log_locked(const LogLine& line);
+  // The run of the job a line belongs to, as append_logs remembers it across a batch (nearly
+  // always one job's lines): job_id 0 for none yet.
+  struct RunOfJob {
+    std::int64_t job_id = 0;
+    std::int64_t run_id = 0;
+  };
+  // Inserts `line`; its run id comes from the job's row, or from `known` when it names the
+  // line's job (updated otherwise).
+  Result<std::int64_t> append_log_locked(const LogLine& line, RunOfJob* known = nullptr);
   // The status update shared by runs and jobs: `sql` sets the status (?2) and stamps started_at
   // (when ?4) or finished_at (when ?5) once with ?3, for the row ?1.
   Result<std::vector<GpuLease>> reclaim_gpu_leases_locked();

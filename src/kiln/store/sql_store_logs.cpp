@@ -28,7 +28,7 @@ using sql::Transaction;
 
 // --- logs -------------------------------------------------------------------------------
 
-Result<std::int64_t> SqlStore::append_log_locked(const LogLine& line) {
+Result<std::int64_t> SqlStore::append_log_locked(const LogLine& line, RunOfJob* known) {
   // The run id comes from the job row; no row means no such job. Looked up on its own, not as
   // INSERT ... SELECT: SQLite gives a statement that may insert many rows a statement journal
   // (a savepoint, pages zeroed and copied), which made a line's insert cost about 60,000
@@ -38,13 +38,17 @@ Result<std::int64_t> SqlStore::append_log_locked(const LogLine& line) {
       "INSERT INTO log_chunks (run_id, job_id, step_index, stream, text, time) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
   std::int64_t run_id = 0;
-  {
+  if (known != nullptr && known->job_id == line.job_id) {
+    // A job's run never changes, and within append_logs' transaction the job cannot go away.
+    run_id = known->run_id;
+  } else {
     KILN_TRY(auto* statement, cached(k_run_sql));
     StatementUse use(*statement);
     use->bind(1, line.job_id);
     KILN_TRY(bool has_row, use->step());
     if (!has_row) return fail(ErrorCode::not_found, "no job with id {}", line.job_id);
     run_id = use->int64(0);
+    if (known != nullptr) *known = {line.job_id, run_id};
   }
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
@@ -68,8 +72,9 @@ Result<std::int64_t> SqlStore::append_logs(std::span<const LogLine> lines) {
   if (lines.empty()) return 0;
   KILN_TRY(auto transaction, Transaction::begin(*db_));
   std::int64_t last = 0;
+  RunOfJob known;
   for (const auto& line : lines) {
-    KILN_TRY(last, append_log_locked(line));
+    KILN_TRY(last, append_log_locked(line, &known));
   }
   KILN_TRY_VOID(transaction.commit());
   return last;

@@ -38,6 +38,7 @@ class Database final : public sql::Database {
   Result<std::int64_t> last_insert_id() override;
   int changes() const override;
   std::string name() const override { return path_.string(); }
+  sql::Dialect dialect() const override { return sql::Dialect::sqlite; }
   // BEGIN IMMEDIATE for a write: a busy database makes begin() wait (busy timeout) instead of
   // failing halfway through; BEGIN DEFERRED for a read.
   Status begin(Mode mode) override;

@@ -36,6 +36,11 @@ class LogWriter {
  public:
   virtual ~LogWriter() = default;
   virtual Status append(const LogLine& line) = 0;
+  // append() of each line, in order, as durable; the journal takes them with one write().
+  virtual Status append_all(std::span<const LogLine> lines) {
+    for (const auto& line : lines) KILN_TRY_VOID(append(line));
+    return {};
+  }
   // Commits every line appended so far (also done by time, and by close()).
   virtual Status flush() = 0;
   // Flushes, then forgets the journal; a line appended after close() is committed at once.

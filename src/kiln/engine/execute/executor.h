@@ -84,6 +84,10 @@ class ExecutorEvents {
   virtual ~ExecutorEvents() = default;
   virtual void line(JobId id, const std::string& shown_key, std::string_view kind,
                     std::string_view text) = 0;
+  // Lines in a row of one job: line() of each unless the events can take them together.
+  virtual void lines(JobId id, const std::string& shown_key, std::span<const ShownLine> lines) {
+    for (const auto& shown : lines) line(id, shown_key, shown.kind, shown.text);
+  }
   virtual void finished(JobId id, JobOutcome outcome) = 0;
 };
 
@@ -96,6 +100,9 @@ class ExecutorLineObserver final : public RunObserver {
   void job_started(const std::string&) override {}
   void job_line(const std::string& job_key, std::string_view kind, std::string_view text) override {
     events_.line(id_, job_key, kind, text);
+  }
+  void job_lines(const std::string& job_key, std::span<const ShownLine> lines) override {
+    events_.lines(id_, job_key, lines);
   }
   void job_finished(const JobSummary&) override {}
   void progress(int, int, const std::vector<std::string>&) override {}

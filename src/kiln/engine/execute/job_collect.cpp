@@ -136,20 +136,25 @@ void JobRun::add_annotation(const exec::Annotation& annotation) {
     summary_.annotations.push_back(annotation);
 }
 
-void JobRun::log_line(std::string_view kind, std::string_view text) {
+void JobRun::log_line(std::string_view kind, std::string_view text, bool held) {
   std::lock_guard lock(log_mutex_);
-  log_line_locked(current_step_, recent_lines_, {}, kind, text);
+  log_line_locked(current_step_, recent_lines_, {}, kind, text, held);
 }
 
 void JobRun::log_background_line(int step, std::string_view prefix, std::string_view kind,
-                                 std::string_view text) {
+                                 std::string_view text, bool held) {
   std::lock_guard lock(log_mutex_);
-  log_line_locked(step, step_lines_[step], prefix, kind, text);
+  log_line_locked(step, step_lines_[step], prefix, kind, text, held);
+}
+
+void JobRun::flush_log() {
+  std::lock_guard lock(log_mutex_);
+  flush_log_locked();
 }
 
 void JobRun::log_line_locked(std::optional<int> step, std::deque<std::string>& recent,
-                             std::string_view prefix, std::string_view kind,
-                             std::string_view text) {
+                             std::string_view prefix, std::string_view kind, std::string_view text,
+                             bool held) {
   // The step's last lines, for the failure summary (record_failure).
   if (step && setup_.options->failure_lines > 0 &&
       (kind == "output" || kind == "stderr" || kind == "error" || kind == "warning" ||
@@ -176,13 +181,14 @@ void JobRun::log_line_locked(std::optional<int> step, std::deque<std::string>& r
                                           format_size(limit)));
       ++log_dropped_lines_;
       log_dropped_bytes_ += size;
+      if (!held) flush_log_locked();
       return;
     }
     ++kept_past_limit_;
   } else {
     log_bytes_ += size;
   }
-  store_and_show_locked(step, prefix, kind, text);
+  store_and_show_locked(step, prefix, kind, text, held);
 }
 
 void JobRun::report_dropped_lines() {
@@ -200,27 +206,38 @@ void JobRun::report_dropped_lines() {
 }
 
 void JobRun::store_and_show_locked(std::optional<int> step, std::string_view prefix,
-                                   std::string_view kind, std::string_view text) {
-  store::LogLine line;
+                                   std::string_view kind, std::string_view text, bool held) {
+  store::LogLine& line = held_lines_.emplace_back();
   line.job_id = setup_.job_row;
   line.step_index = step;
   line.stream = stream_of(kind);
   line.text = stored_text(kind, text);
   line.time = store::now_ms();
-  // Stored (durable against kill -9) before it is shown: store.h LogWriter.
-  Status stored = log_ ? log_->append(line) : append_directly(line);
+  held_shown_.push_back(
+      {std::string(kind), prefix.empty() ? std::string(text) : fmt::format("{}{}", prefix, text)});
+  // A step's lines wait for the end of the pipe read they came in (exec::LogSink::flush); a
+  // block is at most a few thousand lines.
+  if (!held || held_lines_.size() >= k_max_held_lines) flush_log_locked();
+}
+
+void JobRun::flush_log_locked() {
+  if (held_lines_.empty()) return;
+  // Stored (durable against kill -9) before they are shown: store.h LogWriter.
+  Status stored = log_ ? log_->append_all(held_lines_) : append_directly(held_lines_);
   if (!stored && !store_warned_) {
     store_warned_ = true;
     setup_.observer->job_line(shown_key(), "warning",
                               "cannot write the log to the store: " + stored.error().to_string());
   }
-  setup_.observer->job_line(shown_key(), kind,
-                            prefix.empty() ? std::string(text) : fmt::format("{}{}", prefix, text));
+  setup_.observer->job_lines(shown_key(), held_shown_);
+  held_lines_.clear();
+  held_shown_.clear();
 }
 
-Status JobRun::append_directly(const store::LogLine& line) {
-  auto stored = setup_.store->append_log(line);
-  if (!stored) return std::unexpected(stored.error());
+Status JobRun::append_directly(std::span<const store::LogLine> lines) {
+  for (const auto& line : lines)
+    if (auto stored = setup_.store->append_log(line); !stored)
+      return std::unexpected(stored.error());
   return {};
 }
 

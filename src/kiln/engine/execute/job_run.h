@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -210,13 +211,16 @@ class JobRun : public ActionHost, public StepGroupHost {
   void finish();
 
  public:
-  // Lines of the job's log: to the store as they come, and to the observer.
-  void log_line(std::string_view kind, std::string_view text);
+  // Lines of the job's log: to the store as they come, and to the observer. A `held` line (a
+  // step's output, through LogSink) waits for flush_log(), which stores the lines held with one
+  // write and then shows them; any other line flushes them first, so the order stays.
+  void log_line(std::string_view kind, std::string_view text, bool held = false);
   // A line of background step `step`, from its thread: `prefix` names it on the terminal.
   void log_background_line(int step, std::string_view prefix, std::string_view kind,
-                           std::string_view text);
+                           std::string_view text, bool held = false);
+  void flush_log();
 
-  Status append_directly(const store::LogLine& line);
+  Status append_directly(std::span<const store::LogLine> lines);
 
   void log_kiln(std::string_view kind, const std::string& text);
   // An annotation of a step (from any thread): kept for the job's summary (check runs).
@@ -225,10 +229,13 @@ class JobRun : public ActionHost, public StepGroupHost {
  private:
   // log_line's body, with log_mutex_ held: `recent` keeps the step's last lines.
   void log_line_locked(std::optional<int> step, std::deque<std::string>& recent,
-                       std::string_view prefix, std::string_view kind, std::string_view text);
-  // The line to the store, then to the observer (log_mutex_ held).
+                       std::string_view prefix, std::string_view kind, std::string_view text,
+                       bool held);
+  // The line to the lines held (log_mutex_ held); stored and shown now unless `held`.
   void store_and_show_locked(std::optional<int> step, std::string_view prefix,
-                             std::string_view kind, std::string_view text);
+                             std::string_view kind, std::string_view text, bool held = false);
+  // The lines held: to the store with one write (durable), then to the observer.
+  void flush_log_locked();
   // The line in the job's finished log: how many lines the size limit dropped (if any).
   void report_dropped_lines();
 
@@ -238,6 +245,11 @@ class JobRun : public ActionHost, public StepGroupHost {
     explicit LogSink(JobRun& job, std::optional<int> background = std::nullopt,
                      std::string prefix = {})
         : job_(job), background_(background), prefix_(std::move(prefix)) {}
+    // Whatever the step runner held back (a return on an error) is stored and shown at the end.
+    ~LogSink() override { job_.flush_log(); }
+    LogSink(const LogSink&) = delete;
+    LogSink& operator=(const LogSink&) = delete;
+    void flush() override { job_.flush_log(); }
     void write(const exec::LogEvent& event) override {
       switch (event.kind) {
         case exec::LogKind::output:
@@ -272,9 +284,9 @@ class JobRun : public ActionHost, public StepGroupHost {
    private:
     void line(std::string_view kind, std::string_view text) {
       if (background_)
-        job_.log_background_line(*background_, prefix_, kind, text);
+        job_.log_background_line(*background_, prefix_, kind, text, true);
       else
-        job_.log_line(kind, text);
+        job_.log_line(kind, text, true);
     }
 
     JobRun& job_;
@@ -348,6 +360,10 @@ class JobRun : public ActionHost, public StepGroupHost {
   std::uint64_t log_dropped_lines_ = 0;
   std::uint64_t log_dropped_bytes_ = 0;
   std::size_t kept_past_limit_ = 0;
+  // The lines held until flush_log() (log_mutex_): what is stored, and what is shown.
+  static constexpr std::size_t k_max_held_lines = 8192;
+  std::vector<store::LogLine> held_lines_;
+  std::vector<ShownLine> held_shown_;
   std::map<int, std::deque<std::string>> step_lines_;  // each background step's last lines
   // Last: destroyed first, so that no background step's thread outlives what it writes to.
   StepGroup step_group_{*this};

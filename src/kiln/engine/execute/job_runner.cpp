@@ -399,6 +399,7 @@ void JobRun::finish() {
   summary_.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
   report_dropped_lines();
   classify();
+  flush_log();
   // Every line in the store before the job is: a reader never sees a finished job's log cut.
   if (log_) {
     if (auto closed = log_->close(); !closed && !store_warned_) {

@@ -92,6 +92,13 @@ void MaskingObserver::run_started(const std::string& workflow_name, std::int64_t
 void MaskingObserver::job_started(const std::string& job_key) {
   inner_.job_started(masker_.mask(job_key));
 }
+void MaskingObserver::job_lines(const std::string& job_key, std::span<const ShownLine> lines) {
+  std::vector<ShownLine> masked;
+  masked.reserve(lines.size());
+  for (const auto& line : lines) masked.push_back({line.kind, masker_.mask(line.text)});
+  inner_.job_lines(masker_.mask(job_key), masked);
+}
+
 void MaskingObserver::job_line(const std::string& job_key, std::string_view kind,
                                std::string_view text) {
   inner_.job_line(masker_.mask(job_key), kind, masker_.mask(text));
@@ -145,6 +152,12 @@ class MaskingLogWriter final : public store::LogWriter {
       : inner_(std::move(inner)), masker_(masker) {}
   Status append(const store::LogLine& line) override {
     return inner_->append(masked_line(masker_, line));
+  }
+  Status append_all(std::span<const store::LogLine> lines) override {
+    std::vector<store::LogLine> masked;
+    masked.reserve(lines.size());
+    for (const auto& line : lines) masked.push_back(masked_line(masker_, line));
+    return inner_->append_all(masked);
   }
   Status flush() override { return inner_->flush(); }
   Status close() override { return inner_->close(); }

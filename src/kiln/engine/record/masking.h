@@ -32,6 +32,7 @@ class MaskingObserver final : public RunObserver {
   void run_started(const std::string& workflow_name, std::int64_t run_id) override;
   void job_started(const std::string& job_key) override;
   void job_line(const std::string& job_key, std::string_view kind, std::string_view text) override;
+  void job_lines(const std::string& job_key, std::span<const ShownLine> lines) override;
   void job_finished(const JobSummary& job) override;
   void progress(int done, int total, const std::vector<std::string>& running) override;
   void warning(const std::string& text) override;
