@@ -8,6 +8,7 @@
 #include "kiln/exec/artifact.h"
 #include "kiln/exec/cache.h"
 #include "kiln/exec/checkout.h"
+#include "kiln/exec/sarif.h"
 
 namespace kiln::exec {
 
@@ -19,7 +20,8 @@ enum class Builtin {
   download_artifact,
   cache,
   cache_restore,
-  cache_save
+  cache_save,
+  upload_sarif
 };
 
 struct BuiltinName {
@@ -34,6 +36,7 @@ constexpr BuiltinName k_builtins[] = {
     {"actions/cache", Builtin::cache},
     {"actions/cache/restore", Builtin::cache_restore},
     {"actions/cache/save", Builtin::cache_save},
+    {"github/codeql-action/upload-sarif", Builtin::upload_sarif},
 };
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
@@ -83,13 +86,15 @@ std::string unavailable_action_message(std::string_view uses) {
   } else if (uses.find('@') == std::string_view::npos && !uses.starts_with("./")) {
     message += "a remote action needs a version ('owner/repo@ref'), and ";
   }
-  message +=
-      "kiln has no network and runs only its built-in actions (actions/checkout, "
-      "actions/upload-artifact, actions/download-artifact, actions/cache, actions/cache/restore, "
-      "actions/cache/save), local actions (uses: ./path/to/action) and actions found in an "
-      "actions mirror (--actions-mirror DIR or KILN_ACTIONS_MIRROR, holding "
-      "DIR/owner/repo@ref/); use a 'run:' step, copy the action into the repository or mirror "
-      "it";
+  std::string names;
+  for (const auto& builtin : k_builtins)
+    names += (names.empty() ? "" : ", ") + std::string(builtin.name);
+  message += fmt::format(
+      "kiln runs only its built-in actions ({}), local actions (uses: ./path/to/action), "
+      "actions found in an actions mirror (--actions-mirror DIR or KILN_ACTIONS_MIRROR, holding "
+      "DIR/owner/repo@ref/) and, with kiln.yml actions.url, actions fetched from that forge; use "
+      "a 'run:' step, copy the action into the repository or mirror it",
+      names);
   return message;
 }
 
@@ -116,6 +121,8 @@ Result<ActionResult> run_builtin_action(std::string_view uses,
       return as_step_result(run_cache(CacheAction::restore, uses, with, context));
     case Builtin::cache_save:
       return as_step_result(run_cache(CacheAction::save, uses, with, context));
+    case Builtin::upload_sarif:
+      return as_step_result(run_upload_sarif(with, context));
   }
   return fail(ErrorCode::internal, "unhandled built-in action '{}'", uses);
 }

@@ -2,8 +2,9 @@
 // Built-in actions: the few `uses:` targets kiln runs in-process, because a runner with no
 // network cannot download actions. They follow the inputs, defaults and outputs of the real
 // actions (actions/checkout, upload-artifact, download-artifact, cache, cache/restore,
-// cache/save) for any @ref; every other `uses:` (except local `./` actions, which the step
-// runner handles) fails its step with a message that names the action.
+// cache/save, and github/codeql-action/upload-sarif, whose SARIF results become the job's
+// annotations: sarif.h) for any @ref; every other `uses:` (except local `./` actions, which the
+// step runner handles) fails its step with a message that names the action.
 //
 // Failures a workflow author can cause (bad inputs, missing files, unknown refs) are returned
 // as ActionResult{success = false, error = "..."}; an Error is returned only when kiln itself
@@ -21,6 +22,7 @@
 
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
+#include "kiln/exec/log_sink.h"
 
 namespace kiln::exec {
 
@@ -62,6 +64,9 @@ struct ActionResult {
   std::vector<std::pair<std::string, std::string>> outputs;  // step outputs (cache-hit, ...)
   std::optional<PostAction> post;                            // to run at the end of the job
   std::vector<ArtifactInfo> artifacts_uploaded;              // for the engine to record
+  // For the job's annotations (check runs, the log), as `::error file=...` gives them; read
+  // from SARIF logs by upload-sarif. Not masked yet: the engine masks them.
+  std::vector<Annotation> annotations;
 };
 
 // True for the built-in actions, at any ref: "actions/checkout@v4", "actions/cache/save@main".

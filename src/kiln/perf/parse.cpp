@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kiln/perf/json_text.h"
+#include "kiln/core/json_parse.h"
 
 namespace kiln::perf {
 namespace {
@@ -288,7 +288,7 @@ Result<json> read_json_file(const std::filesystem::path& path) {
   if (!in) return fail(ErrorCode::not_found, "cannot read {}", path.string());
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parse_json_text(buffer.str(), path);
+  return core::parse_json_text(buffer.str(), path);
 }
 
 // The benchmark id: benchmark.json's full_id beside the estimates, else the directories
@@ -502,7 +502,7 @@ Result<ResultFile> parse_results(std::string_view text, const std::filesystem::p
                    "not a benchmark result: expected JSON (Google Benchmark, pytest-benchmark, "
                    "Criterion, custom) or `go test -bench` output");
   }
-  KILN_TRY(json root, parse_json_text(text, origin));
+  KILN_TRY(json root, core::parse_json_text(text, origin));
   // The parsers check every type before they read; a library exception that still gets here is
   // a bug, and it becomes an error of this file rather than the end of the process.
   Result<ResultFile> parsed = [&]() -> Result<ResultFile> {

@@ -143,6 +143,16 @@ Conclusion JobRun::run_builtin(const std::string& uses,
   }
   for (const auto& [key, value] : outcome->outputs) outputs[key] = value;
   record_artifacts(outcome->artifacts_uploaded);
+  // SARIF results (upload-sarif): the job's annotations, shown as `::error file=...` is.
+  for (auto note : outcome->annotations) {
+    note.message = setup_.masker->mask(note.message);
+    note.title = setup_.masker->mask(note.title);
+    note.file = setup_.masker->mask(note.file);
+    add_annotation(note);
+    std::string where = note.file.empty() ? "" : fmt::format("{}:{}: ", note.file, note.line);
+    std::string rule = note.title.empty() ? "" : fmt::format(" [{}]", note.title);
+    log_kiln(exec::to_string(note.level), where + note.message + rule);
+  }
   if (outcome->post) queue_builtin_post(*outcome->post, env, post_actions_);
   if (!outcome->success) {
     log_kiln("error", setup_.masker->mask(outcome->error));

@@ -1,9 +1,9 @@
-#include "kiln/perf/json_text.h"
+#include "kiln/core/json_parse.h"
 
 #include <string>
 #include <vector>
 
-namespace kiln::perf {
+namespace kiln::core {
 namespace {
 
 using nlohmann::json;
@@ -120,4 +120,4 @@ Result<json> parse_json_text(std::string_view text, const std::filesystem::path&
   return fail_at(where, "{}: not valid JSON: {}", field, locator.message);
 }
 
-}  // namespace kiln::perf
+}  // namespace kiln::core
