@@ -34,7 +34,22 @@ jobs:
           echo "LAST-LINE-OF-TEST"
           # Fails on the first attempt only: the re-run requested on the check passes.
           test "$GITHUB_RUN_ATTEMPT" -gt 1
+  scan:
+    runs-on: linux
+    steps:
+      - run: |
+          mkdir -p src
+          printf '#include <cuda_runtime.h>\nvoid f(float** p) {\n  cudaMalloc(p, 4);\n  cudaDeviceFlushGPUDirectRDMAWrites(0, 0);\n}\n' >src/k.cu
+          @KILN@ hipcheck --format sarif -o hipcheck.sarif --fail-on none src/
+          printf '%s\n' '<testsuite name="MathTest">' \
+            '<testcase classname="MathTest" name="Adds" file="tests/math_test.cc" line="3"/>' \
+            '<testcase classname="MathTest" name="Fails" file="tests/math_test.cc" line="8">' \
+            '<failure message="math_test.cc:9&#x0A;Expected equality">math_test.cc:9' \
+            'Expected equality of these values</failure></testcase></testsuite>' >junit.xml
+      - uses: github/codeql-action/upload-sarif@v3
+        with: {sarif_file: hipcheck.sarif, category: hipcheck}
 EOF
+sed -i "s#@KILN@#$KILN#" "$repo/.github/workflows/ci.yml"
 commit_all "$repo" "a workflow"
 mkdir -p "$(dirname "$bare")"
 git clone -q --bare "$repo" "$bare"
@@ -150,7 +165,7 @@ expect_eq() { if [[ "$1" == "$2" ]]; then pass "$3"; else fail "$3: got '$1', wa
 expect_eq "$(calls "[c['path'] for c in calls if 'access_tokens' in c['path']].__len__()")" 1 \
   "one installation token, bought with the app's JWT, serves every request"
 expect_eq "$(calls "sorted(c['body']['name'] for c in calls if c['method'] == 'POST' and c['path'].endswith('/check-runs'))")" \
-  '["kiln / build", "kiln / test"]' "a check run starts for each job"
+  '["kiln / build", "kiln / scan", "kiln / test"]' "a check run starts for each job"
 expect_eq "$(calls "{c['body']['status'] for c in calls if c['method'] == 'POST' and c['path'].endswith('/check-runs')}.pop()")" \
   in_progress "check runs start in_progress"
 expect_eq "$(calls "{c['body']['head_sha'] for c in calls if c['method'] == 'POST' and c['path'].endswith('/check-runs')}.pop()")" \
@@ -176,8 +191,23 @@ expect_eq "$(done_of failure "b['details_url']")" "$SERVE_BASE/ui/runs/$run_id" 
   "and links to the run's page"
 expect_contains "$(done_of success "b['output']['title']")" "succeeded in" \
   "the build job's check run completes as success"
-expect_eq "$(calls "len([c for c in calls if c['method'] == 'PATCH'])")" 2 \
-  "one PATCH per job (one annotation each fits one request)"
+expect_eq "$(calls "len([c for c in calls if c['method'] == 'PATCH'])")" 3 \
+  "one PATCH per job (their annotations fit one request)"
+
+# The scan job: hipcheck's SARIF findings (upload-sarif) and the failed gtest test, on their lines.
+scan_done() {  # scan_done PYTHON-EXPR-OVER-b: of the PATCH whose annotations include src/k.cu
+  calls "[$1 for c in calls if c['method'] == 'PATCH' for b in [c['body']] if any(a['path'] == 'src/k.cu' for a in b['output'].get('annotations', []))][-1]"
+}
+expect_eq "$(scan_done "b['conclusion']")" success "the scan job succeeds (findings and test failures do not fail it)"
+expect_eq "$(scan_done "sorted((a['path'], a['start_line'], a['annotation_level']) for a in b['output']['annotations'])")" \
+  '[["src/k.cu", 1, "notice"], ["src/k.cu", 3, "notice"], ["src/k.cu", 4, "failure"], ["tests/math_test.cc", 9, "failure"]]' \
+  "hipcheck's three findings and the failed test are annotations on their lines"
+expect_eq "$(scan_done "[a['title'] for a in b['output']['annotations'] if a['path'] == 'tests/math_test.cc'][0]")" \
+  "MathTest::Fails" "the test's annotation is titled with its name"
+expect_contains "$(scan_done "b['output']['summary']")" "2 tests: 1 passed, 1 failed" \
+  "the summary has the test totals"
+expect_contains "$(scan_done "b['output']['summary']")" "| MathTest::Fails | math_test.cc:9 | tests/math_test.cc:9 |" \
+  "and the failed test's row"
 
 # "Re-run" on the test job's check: GitHub sends check_run rerequested to the app's webhook.
 cat >"$ITEST_DIR/rerequest.json" <<EOF
@@ -200,7 +230,7 @@ rerun_run="$(json_eval - 'd["run_ids"][0]')"
 http GET "/api/runs/$rerun_run"
 expect_json 'd["status"]' success "the second attempt succeeds"
 expect_json 'd["attempt"]' 2 "as attempt 2"
-expect_eq "$(calls "[c['body']['name'] for c in calls if c['method'] == 'POST' and c['path'].endswith('/check-runs')][2:]")" \
+expect_eq "$(calls "[c['body']['name'] for c in calls if c['method'] == 'POST' and c['path'].endswith('/check-runs')][3:]")" \
   '["kiln / test"]' "the re-run starts a check run for the test job only"
 expect_eq "$(done_of success "b['external_id']")" "$rerun_run" \
   "the re-run's check run carries the new run's id"

@@ -166,6 +166,20 @@ struct StepFailure {
   std::vector<std::string> last_lines = {};  // the step's last lines (RunOptions::failure_lines)
 };
 
+// A test that failed or errored in the job's JUnit results (collect/test_results.h), for its
+// check run: a row of the summary and, where the XML names the test's file and line, an
+// annotation there.
+struct TestFailure {
+  std::string name;     // "classname::name", or the name alone
+  std::string message;  // its first line
+  std::string details;  // the failure's text (a traceback), cut to k_test_failure_lines lines
+  std::string file;     // the test's source file relative to the workspace; empty: unknown
+  int line = 0;
+  bool quarantined = false;  // a quarantined test: it did not fail the job
+};
+inline constexpr std::size_t k_max_job_test_failures = 50;
+inline constexpr std::size_t k_test_failure_lines = 20;
+
 struct JobSummary {
   std::string key;     // unique in the run: "build (linux, 3.11)"
   std::string job_id;  // the workflow's job id: "build"
@@ -191,6 +205,10 @@ struct JobSummary {
   // at most k_max_job_annotations (the forge's check run shows no more).
   std::vector<exec::Annotation> annotations;
   std::string step_summary;  // its steps' $GITHUB_STEP_SUMMARY (masked), as `kiln report` shows it
+  // Its JUnit totals ({"total", "passed", "failed", ...} as the job row's extra["tests"]), null
+  // when it wrote no result file; the first k_max_job_test_failures failed tests, masked.
+  nlohmann::json tests;
+  std::vector<TestFailure> test_failures;
   // The lines (and their bytes, newlines counted) past RunOptions::max_log_bytes: counted, not
   // stored or shown.
   std::uint64_t log_dropped_lines = 0;

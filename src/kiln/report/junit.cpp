@@ -52,6 +52,10 @@ void read_case(const pugi::xml_node& node, const std::string& suite, JunitFile& 
   c.classname = node.attribute("classname").value();
   c.name = node.attribute("name").value();
   if (c.name.empty()) c.name = "(unnamed)";
+  // Where the test is written: gtest and pytest's xunit1 put file= and line= on the case.
+  c.source_file = node.attribute("file").value();
+  if (auto line = node.attribute("line").as_llong(0); line > 0 && line < (1ll << 30))
+    c.source_line = static_cast<int>(line);
   c.seconds = parse_seconds(node, c.name, out.notes);
   c.status = "passed";
   // gtest marks tests it did not run with status="notrun" or result="skipped".

@@ -25,6 +25,9 @@ struct JunitCase {
   std::string message;  // of <failure>/<error>/<skipped>
   std::string details;  // the text inside <failure>/<error>, truncated
   std::string output;   // <system-out> then <system-err>, truncated
+  // <testcase file= line=> (gtest, pytest's xunit1 family): the test's source, as written.
+  std::string source_file;
+  int source_line = 0;  // 0: not given
 };
 
 struct JunitFile {

@@ -56,6 +56,8 @@ TEST(JunitTest, ReadsGtest) {
   EXPECT_EQ(parsed->cases[0].status, "passed");
   EXPECT_EQ(parsed->cases[1].status, "failed");
   EXPECT_EQ(parsed->cases[1].message.substr(0, 13), "math_test.cc:");
+  EXPECT_EQ(parsed->cases[1].source_file, "math_test.cc");
+  EXPECT_EQ(parsed->cases[1].source_line, 8);
   EXPECT_NE(parsed->cases[1].details.find("Expected equality"), std::string::npos);
   // DISABLED_ tests are reported as not run: skipped.
   EXPECT_EQ(parsed->cases[2].status, "skipped");

@@ -85,6 +85,57 @@ std::string perf_table(const nlohmann::ordered_json& perf) {
   return out + "\n";
 }
 
+std::string count_of(const nlohmann::json& totals, const char* key) {
+  return totals.contains(key) && totals[key].is_number_integer()
+             ? std::to_string(totals[key].get<long long>())
+             : "0";
+}
+
+// The JUnit totals and the failed tests, a row each: what a reviewer reads first.
+std::string tests_section(const engine::JobSummary& job) {
+  if (!job.tests.is_object() && job.test_failures.empty()) return {};
+  std::string out = "### Tests\n\n";
+  if (job.tests.is_object()) {
+    out += fmt::format("{} tests: {} passed, {} failed, {} errors, {} skipped",
+                       count_of(job.tests, "total"), count_of(job.tests, "passed"),
+                       count_of(job.tests, "failed"), count_of(job.tests, "errors"),
+                       count_of(job.tests, "skipped"));
+    if (count_of(job.tests, "quarantined") != "0")
+      out += fmt::format(" ({} of the failures quarantined)", count_of(job.tests, "quarantined"));
+    out += "\n\n";
+  }
+  if (job.test_failures.empty()) return out;
+  out += "| failed test | message | where |\n|---|---|---|\n";
+  for (const auto& failure : job.test_failures) {
+    std::string where =
+        failure.file.empty() ? "" : fmt::format("{}:{}", failure.file, failure.line);
+    out += fmt::format("| {}{} | {} | {} |\n", cell(failure.name),
+                       failure.quarantined ? " (quarantined)" : "", cell(failure.message),
+                       cell(where));
+  }
+  std::size_t failed = 0;
+  if (job.tests.is_object())
+    for (const char* key : {"failed", "errors"})
+      if (job.tests.contains(key) && job.tests[key].is_number_integer())
+        failed += job.tests[key].get<std::size_t>();
+  if (failed > job.test_failures.size())
+    out += fmt::format("\n(the first {} of {} failed tests)\n", job.test_failures.size(), failed);
+  return out + "\n";
+}
+
+// A failed test whose file the XML names, as an annotation on the test's line.
+nlohmann::json test_annotation(const engine::TestFailure& failure) {
+  std::string message = failure.message.empty() ? "failed" : failure.message;
+  if (!failure.details.empty() && failure.details != failure.message)
+    message += "\n\n" + failure.details;
+  return {{"path", failure.file},
+          {"start_line", failure.line},
+          {"end_line", failure.line},
+          {"annotation_level", failure.quarantined ? "warning" : "failure"},
+          {"title", cut_for_check(failure.name, 255)},
+          {"message", cut_for_check(std::move(message), 64 * 1024)}};
+}
+
 }  // namespace
 
 std::string cut_for_check(std::string text, std::size_t limit) {
@@ -147,6 +198,9 @@ CheckOutput check_output(const engine::JobSummary& job) {
     }
   }
   if (!loose.empty()) summary += "### Annotations\n\n" + loose + "\n";
+  summary += tests_section(job);
+  for (const auto& failure : job.test_failures)
+    if (!failure.file.empty()) out.annotations.push_back(test_annotation(failure));
   out.summary = cut_for_check(std::move(summary));
   out.text = cut_for_check(job.step_summary);
   return out;

@@ -120,5 +120,39 @@ TEST(CheckOutput, TheJobSummaryIsTheTextCutAtACharacterBoundary) {
   EXPECT_EQ(note % 2, 0u) << cut;
 }
 
+TEST(CheckOutput, FailedTestsAreTabledAndAnnotatedOnTheirLines) {
+  auto job = failed_job();
+  job.tests = {{"total", 60}, {"passed", 57}, {"failed", 2},
+               {"errors", 1}, {"skipped", 0}, {"quarantined", 1}};
+  job.test_failures.push_back({.name = "MathTest::Fails",
+                               .message = "math_test.cc:9",
+                               .details = "math_test.cc:9\nExpected equality",
+                               .file = "tests/math_test.cc",
+                               .line = 9});
+  job.test_failures.push_back({.name = "py::a|b",
+                               .message = "boom",
+                               .details = "",
+                               .file = "",
+                               .line = 0,
+                               .quarantined = true});
+  auto out = check_output(job);
+  EXPECT_THAT(out.summary, HasSubstr("### Tests\n\n60 tests: 57 passed, 2 failed, 1 errors, 0 "
+                                     "skipped (1 of the failures quarantined)"));
+  EXPECT_THAT(out.summary,
+              HasSubstr("| MathTest::Fails | math_test.cc:9 | tests/math_test.cc:9 |"));
+  EXPECT_THAT(out.summary, HasSubstr("| py::a\\|b (quarantined) | boom |  |"));
+  EXPECT_THAT(out.summary, HasSubstr("(the first 2 of 3 failed tests)"));
+  ASSERT_EQ(out.annotations.size(), 1u);  // the one whose file is known
+  EXPECT_EQ(out.annotations[0]["path"], "tests/math_test.cc");
+  EXPECT_EQ(out.annotations[0]["start_line"], 9);
+  EXPECT_EQ(out.annotations[0]["annotation_level"], "failure");
+  EXPECT_EQ(out.annotations[0]["title"], "MathTest::Fails");
+  EXPECT_EQ(out.annotations[0]["message"], "math_test.cc:9\n\nmath_test.cc:9\nExpected equality");
+}
+
+TEST(CheckOutput, NoTestResultsNoTestsSection) {
+  EXPECT_THAT(check_output(failed_job()).summary, Not(HasSubstr("### Tests")));
+}
+
 }  // namespace
 }  // namespace kiln::server

@@ -1,11 +1,13 @@
 #include "kiln/engine/collect/test_results.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "kiln/engine/collect/quarantine.h"
 #include "kiln/report/junit.h"
 
 namespace kiln::engine {
@@ -17,6 +19,51 @@ std::string relative_name(const std::filesystem::path& path,
   auto relative = std::filesystem::relative(path, workspace, ec);
   if (ec || relative.empty() || relative.native().starts_with("..")) return path.string();
   return relative.generic_string();
+}
+
+// The first `limit` lines of `text`.
+std::string first_lines(const std::string& text, std::size_t limit) {
+  std::size_t end = 0;
+  for (std::size_t n = 0; n < limit; ++n) {
+    end = text.find('\n', end);
+    if (end == std::string::npos) return text;
+    if (n + 1 < limit) ++end;
+  }
+  return text.substr(0, end);
+}
+
+TestFailure failure_of(const report::JunitCase& c, const std::filesystem::path& workspace) {
+  TestFailure failure;
+  failure.name = test_name(c.classname, c.name);
+  failure.message = c.message.substr(0, c.message.find('\n'));
+  failure.details = first_lines(c.details, k_test_failure_lines);
+  // A path the XML gives relative is relative to where the tests ran: the workspace, mostly.
+  if (!c.source_file.empty()) {
+    std::filesystem::path source = c.source_file;
+    if (source.is_absolute()) {
+      auto relative = source.lexically_normal().lexically_relative(workspace.lexically_normal());
+      if (!relative.empty() && *relative.begin() != "..") failure.file = relative.generic_string();
+    } else if (auto normal = source.lexically_normal();
+               !normal.empty() && *normal.begin() != "..") {
+      failure.file = normal.generic_string();
+    }
+  }
+  if (failure.file.empty()) return failure;
+  failure.line = c.source_line > 0 ? c.source_line : 1;
+  // gtest's message starts with the failing assertion's place, "math_test.cc:9": a better line
+  // than the test's first.
+  std::string prefix = std::filesystem::path(c.source_file).filename().string() + ":";
+  if (auto at = failure.message.find(prefix);
+      at != std::string::npos && (at == 0 || failure.message[at - 1] == '/')) {
+    std::size_t digits = at + prefix.size(), end = digits;
+    while (end < failure.message.size() && end - digits < 9 &&
+           std::isdigit(static_cast<unsigned char>(failure.message[end])))
+      ++end;
+    if (end > digits && (end == failure.message.size() ||
+                         !std::isdigit(static_cast<unsigned char>(failure.message[end]))))
+      failure.line = std::stoi(failure.message.substr(digits, end - digits));
+  }
+  return failure;
 }
 
 }  // namespace
@@ -120,6 +167,9 @@ TestResultsOutcome collect_test_results(store::Store& store, const TestResultsCo
       if (c.status == "skipped") ++skipped;
       if (c.status == "failed") ++failed;
       if (c.status == "error") ++errors;
+      if ((c.status == "failed" || c.status == "error") &&
+          outcome.failures.size() < k_max_job_test_failures)
+        outcome.failures.push_back(failure_of(c, workspace));
       if ((c.status == "failed" || c.status == "error") && failures.size() < 20)
         failures.push_back(fmt::format("{}{}{}: {}", c.classname, c.classname.empty() ? "" : "::",
                                        c.name, c.message.substr(0, c.message.find('\n'))));

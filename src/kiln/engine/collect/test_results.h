@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/core/run_as.h"
+#include "kiln/engine/engine.h"
 #include "kiln/store/store.h"
 
 namespace kiln::engine {
@@ -35,6 +36,8 @@ struct TestResultsOutcome {
   nlohmann::json totals;
   // The test cases read (as stored), for the flip rule (quarantine.h).
   std::vector<store::TestCase> cases;
+  // The first k_max_job_test_failures failed or errored tests, for the job's check run.
+  std::vector<TestFailure> failures;
 };
 
 // Reads, stores and summarizes. `list` is the $KILN_TEST_RESULTS file (one path a line,

@@ -117,6 +117,35 @@ TEST_F(TestResultsTest, StoresCasesWarnsOnBadFilesAndMarksFlakyTests) {
   EXPECT_TRUE(stored->at(1).flaky);
 }
 
+TEST_F(TestResultsTest, FailedTestsAreKeptWithTheirSourceFileAndLine) {
+  // gtest names the file as the compiler saw it (absolute here) and the failing line in the
+  // message; a relative file= is taken as relative to the workspace; one outside has no file.
+  write("junit.xml",
+        "<testsuite name=\"MathTest\">"
+        "<testcase classname=\"MathTest\" name=\"Fails\" file=\"" +
+            (workspace_ / "tests/math_test.cc").string() +
+            "\" line=\"8\"><failure message=\"math_test.cc:9&#x0A;Expected equality\">"
+            "math_test.cc:9\nExpected equality\n  1\n  2</failure></testcase>"
+            "<testcase classname=\"py\" name=\"rel\" file=\"tests/test_x.py\" line=\"4\">"
+            "<error message=\"boom\"/></testcase>"
+            "<testcase name=\"outside\" file=\"/elsewhere/t.cc\" line=\"2\">"
+            "<failure message=\"x\"/></testcase>"
+            "<testcase name=\"passes\" file=\"t.cc\" line=\"1\"/>"
+            "</testsuite>");
+  auto outcome = collect_test_results(*store_, new_run(), dir_ / "none.txt", workspace_);
+  ASSERT_EQ(outcome.failures.size(), 3u);
+  EXPECT_EQ(outcome.failures[0].name, "MathTest::Fails");
+  EXPECT_EQ(outcome.failures[0].message, "math_test.cc:9");
+  EXPECT_EQ(outcome.failures[0].file, "tests/math_test.cc");
+  EXPECT_EQ(outcome.failures[0].line, 9);  // the assertion's line, not the test's
+  EXPECT_EQ(outcome.failures[0].details, "math_test.cc:9\nExpected equality\n  1\n  2");
+  EXPECT_EQ(outcome.failures[1].name, "py::rel");
+  EXPECT_EQ(outcome.failures[1].file, "tests/test_x.py");
+  EXPECT_EQ(outcome.failures[1].line, 4);
+  EXPECT_EQ(outcome.failures[2].file, "");
+  EXPECT_EQ(outcome.failures[2].line, 0);
+}
+
 TEST_F(TestResultsTest, NoFilesNoTotals) {
   auto outcome = collect_test_results(*store_, new_run(), dir_ / "none.txt", workspace_);
   EXPECT_TRUE(outcome.totals.is_null());

@@ -77,6 +77,13 @@ void JobRun::collect_tests() {
         ++quarantined;
     test_totals_["quarantined"] = quarantined;
   }
+  summary_.tests = test_totals_;
+  for (auto& failure : outcome.failures) {
+    failure.quarantined = quarantined_.contains(failure.name);
+    for (auto* text : {&failure.name, &failure.message, &failure.details, &failure.file})
+      *text = setup_.masker->mask(*text);
+    summary_.test_failures.push_back(std::move(failure));
+  }
   // The flip rule (quarantine.h): tests that flipped often enough are quarantined from now on.
   for (const auto& [kind, text] : apply_flip_rule(*setup_.store, setup_.repo->name, outcome.cases,
                                                   setup_.options->test_quarantine, store::now_ms()))

@@ -252,6 +252,14 @@ json outcome_to_json(const JobSummary& summary) {
                            {"end_line", a.end_line},
                            {"column", a.column},
                            {"end_column", a.end_column}});
+  json test_failures = json::array();
+  for (const auto& t : summary.test_failures)
+    test_failures.push_back({{"name", t.name},
+                             {"message", t.message},
+                             {"details", t.details},
+                             {"file", t.file},
+                             {"line", t.line},
+                             {"quarantined", t.quarantined}});
   return {{"conclusion", store::to_string(summary.conclusion)},
           {"reason", summary.reason},
           {"duration_ms", summary.duration.count()},
@@ -263,7 +271,9 @@ json outcome_to_json(const JobSummary& summary) {
           {"perf", summary.perf},
           {"gpu", summary.gpu},
           {"annotations", annotations},
-          {"step_summary", summary.step_summary}};
+          {"step_summary", summary.step_summary},
+          {"tests", summary.tests},
+          {"test_failures", test_failures}};
 }
 
 Result<JobSummary> outcome_from_json(const json& j) {
@@ -307,6 +317,14 @@ Result<JobSummary> outcome_from_json(const json& j) {
            .column = a.at("column"),
            .end_column = a.at("end_column")});
     summary.step_summary = j.at("step_summary");
+    summary.tests = j.value("tests", json());
+    for (const auto& t : j.value("test_failures", json::array()))
+      summary.test_failures.push_back({.name = t.at("name"),
+                                       .message = t.at("message"),
+                                       .details = t.at("details"),
+                                       .file = t.at("file"),
+                                       .line = t.at("line"),
+                                       .quarantined = t.at("quarantined")});
   } catch (const json::exception& e) {
     return make_error(ErrorCode::invalid_input, fmt::format("bad Slurm job outcome: {}", e.what()));
   }
