@@ -172,7 +172,7 @@ export function Artifacts({ run }: { run: Run }) {
               <td>{jobName(a.job_id)}</td>
               <td>{bytes(a.size)}</td>
               <td>{a.files}</td>
-              <td>{when(a.expires_at)}</td>
+              <td>{a.expires_at ? when(a.expires_at) : "—"}</td>
               <td>
                 <button
                   data-testid="artifact-download"

@@ -6,7 +6,10 @@
 # goes from queued/running to success, its log lines stream in while the job still runs (the job
 # waits at a gate the browser opens once it has seen the first lines), ANSI colours, groups and
 # search work, the job graph has its needs edges, the GPU fleet shows the GPU the run holds,
-# then the tests, benchmarks and telemetry tabs. GET /api/runs/ID/report is checked against
+# then the tests, benchmarks and telemetry tabs. Then the actions (docs/serve.md#dashboard): a
+# failed run's steps, annotations, matrix group and failing step opened at its end, its artifact
+# downloaded, its failed jobs re-run; a slow run cancelled; a stranger's fork pull request
+# approved (and no button for a reader without a token). GET /api/runs/ID/report is checked against
 # `kiln report RUN --format json`. Screenshots go to <build>/test-artifacts/dashboard-*.png.
 # The browser script (tests/e2e/dashboard.mjs) prints "ok: ..." / "FAIL: ..." lines, counted here.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
