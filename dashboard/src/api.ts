@@ -1,13 +1,40 @@
 // The JSON API of kiln serve (docs/serve.md#api) as the dashboard uses it. Everything is same-
-// origin; the bearer token (for logs and their live stream) is kept in localStorage.
+// origin; the bearer token (for logs, the live stream and the actions) is kept in the tab's
+// sessionStorage: entered once per tab, gone when the tab closes.
 
 export interface Step {
   index: number;
   name: string;
   status: string;
+  outcome: string | null;
   conclusion: string | null;
+  exit_code: number | null;
   started_at: number;
   finished_at: number;
+}
+
+// A step's ::error/::warning/::notice (GET /api/runs/ID: jobs[].annotations). 0: not given.
+export interface Annotation {
+  level: string;
+  message: string;
+  title: string;
+  file: string;
+  line: number;
+  end_line: number;
+  column: number;
+  end_column: number;
+  step: number | null;
+}
+
+export interface Artifact {
+  id: number;
+  name: string;
+  size: number;
+  files: number;
+  job_id: number | null;
+  created_at: number;
+  expires_at: number;
+  url: string;
 }
 
 export interface Job {
@@ -18,6 +45,7 @@ export interface Job {
   status: string;
   conclusion: string | null;
   labels: string[];
+  matrix: Record<string, unknown> | null;
   started_at: number;
   finished_at: number;
   message: string;
@@ -31,6 +59,9 @@ export interface Job {
   // The steps' $GITHUB_STEP_SUMMARY as HTML the server made safe (kiln's Markdown renderer
   // escapes everything and emits only its own markup); null when no step wrote one.
   summary_html: string | null;
+  // A re-run of failed jobs took this job's success over from an earlier attempt.
+  reused_from: { run: number; job: number } | null;
+  annotations?: Annotation[];
   steps: Step[];
 }
 
@@ -44,6 +75,11 @@ export interface Run {
   ref: string;
   sha: string;
   status: string;
+  attempt: number;
+  rerun_of: number | null;
+  // A served run's trigger and commit (null for older rows and runs of `kiln run`).
+  trigger?: { id: number; sender: string; received_at: number } | null;
+  commit?: { message: string; author: string } | null;
   created_at: number;
   started_at: number;
   finished_at: number;
@@ -113,13 +149,20 @@ export interface Telemetry {
 
 const TOKEN_KEY = "kiln.token";
 
+// A token an older dashboard kept in localStorage moves to this tab's session and off the disk.
+const legacy = localStorage.getItem(TOKEN_KEY);
+if (legacy !== null) {
+  if (!sessionStorage.getItem(TOKEN_KEY)) sessionStorage.setItem(TOKEN_KEY, legacy);
+  localStorage.removeItem(TOKEN_KEY);
+}
+
 export function token(): string {
-  return localStorage.getItem(TOKEN_KEY) ?? "";
+  return sessionStorage.getItem(TOKEN_KEY) ?? "";
 }
 
 export function setToken(value: string): void {
-  if (value) localStorage.setItem(TOKEN_KEY, value);
-  else localStorage.removeItem(TOKEN_KEY);
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
 }
 
 export function authHeaders(): Record<string, string> {
@@ -136,8 +179,7 @@ export class ApiError extends Error {
   }
 }
 
-export async function get<T>(path: string): Promise<T> {
-  const res = await fetch(path, { headers: authHeaders() });
+async function checked(res: Response): Promise<Response> {
   if (!res.ok) {
     let message = `${res.status} ${res.statusText}`;
     try {
@@ -148,7 +190,58 @@ export async function get<T>(path: string): Promise<T> {
     }
     throw new ApiError(res.status, message);
   }
-  return (await res.json()) as T;
+  return res;
+}
+
+// What a failed read says on the page. 401: the server is private (serve.dashboard: private)
+// and has no token, or a wrong one, from this tab.
+export function describe(e: unknown): string {
+  if (e instanceof ApiError && e.status === 401)
+    return token()
+      ? "The server refused the token: set another with “set token” at the top right."
+      : "This dashboard is private (serve.dashboard: private): set an API token with “set token” at the top right.";
+  return e instanceof ApiError ? e.message : String(e);
+}
+
+export async function get<T>(path: string): Promise<T> {
+  return (await (await checked(await fetch(path, { headers: authHeaders() }))).json()) as T;
+}
+
+// A POST with the token (the actions: re-run, cancel, approve); the answer's JSON.
+export async function post<T>(path: string, body: unknown = {}): Promise<T> {
+  const res = await fetch(path, {
+    method: "POST",
+    headers: { ...authHeaders(), "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return (await (await checked(res)).json()) as T;
+}
+
+// A GET of a file with the token, saved by the browser under `filename` (a plain link cannot
+// send the Authorization header).
+export async function download(path: string, filename: string): Promise<number> {
+  const blob = await (await checked(await fetch(path, { headers: authHeaders() }))).blob();
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = filename;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return blob.size;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
 export const TERMINAL = new Set(["success", "failure", "cancelled", "skipped", "interrupted"]);

@@ -2,7 +2,7 @@
 // it or why it is unavailable, since when; utilization and other fields when the server sends
 // them. Polled every 2 s.
 import { useState } from "preact/hooks";
-import { get, type Gpu, when } from "./api";
+import { get, type Gpu, when, describe } from "./api";
 import { usePoll } from "./router";
 
 const KNOWN = new Set(["index", "state", "detail", "since"]);
@@ -20,7 +20,7 @@ export function GpusPage() {
         setGpus((await get<{ gpus: Gpu[] }>("/api/gpus")).gpus);
         setError("");
       } catch (e) {
-        setError(String(e));
+        setError(describe(e));
       }
     },
     2000,

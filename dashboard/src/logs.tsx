@@ -5,7 +5,8 @@
 import { fetchEventSource } from "@microsoft/fetch-event-source";
 import { AnsiUp } from "ansi_up";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { authHeaders, get, type Job, type LogLine, token } from "./api";
+import { authHeaders, duration, get, type Job, type LogLine, token } from "./api";
+import { failingStep, stepName } from "./run_parts";
 
 interface Entry {
   seq: number;
@@ -155,29 +156,132 @@ function Line({ entry }: { entry: Entry }) {
   );
 }
 
-export function LogView({ job, logs, version, state }: { job: Job; logs: LogStore; version: number; state: StreamState }) {
+// One step's lines (consecutive lines of one step index; null: set-up and clean-up).
+interface Section {
+  step: number | null;
+  entries: Entry[];
+}
+
+function sections(entries: Entry[]): Section[] {
+  const out: Section[] = [];
+  for (const entry of entries) {
+    const last = out[out.length - 1];
+    if (last && last.step === entry.step) last.entries.push(entry);
+    else out.push({ step: entry.step, entries: [entry] });
+  }
+  return out;
+}
+
+function Blocks({ entries, needle, open, setOpen, prefix }: { entries: Entry[]; needle: string; open: Record<string, boolean>; setOpen: (id: string, value: boolean) => void; prefix: string }) {
+  return (
+    <>
+      {blocks(entries).map((block, b) => {
+        const shown = needle ? block.entries.filter((e) => e.text.toLowerCase().includes(needle)) : block.entries;
+        if (needle && shown.length === 0 && !(block.title ?? "").toLowerCase().includes(needle)) return null;
+        if (block.title === null)
+          return (
+            <>
+              {shown.map((e) => (
+                <Line entry={e} />
+              ))}
+            </>
+          );
+        const id = `${prefix}:${block.entries[0]?.seq ?? b}:${b}`;
+        const isOpen = needle ? true : open[id] ?? false;
+        return (
+          <details
+            class="group"
+            data-testid="log-group"
+            open={isOpen}
+            onToggle={(e) => {
+              const now = (e.currentTarget as HTMLDetailsElement).open;
+              if (!needle && now !== isOpen) setOpen(id, now);
+            }}
+          >
+            <summary dangerouslySetInnerHTML={{ __html: block.title }} />
+            {shown.map((e) => (
+              <Line entry={e} />
+            ))}
+          </details>
+        );
+      })}
+    </>
+  );
+}
+
+// The selected job's log, a section per step headed by its state and duration. A failed job
+// shows its failing step open, at its last lines (the other steps folded); `focus` opens a step
+// and scrolls to it (a click in the step list).
+export function LogView({
+  job,
+  logs,
+  version,
+  state,
+  now,
+  focus,
+}: {
+  job: Job;
+  logs: LogStore;
+  version: number;
+  state: StreamState;
+  now: number;
+  focus: { step: number; n: number } | null;
+}) {
   const [search, setSearch] = useState("");
   const [open, setOpen] = useState<Record<string, boolean>>({});
   const box = useRef<HTMLDivElement>(null);
   const follow = useRef(true);
+  const placed = useRef<number | null>(null);
   const [showAll, setShowAll] = useState(false);
   const all = logs.of(job.id);
   const needle = search.trim().toLowerCase();
+  const failing = failingStep(job);
   // A long log renders its last lines only (the DOM of 100k lines makes the page crawl); the
   // search always covers every line.
   const hidden = needle || showAll ? 0 : Math.max(0, all.length - MAX_LINES);
   const entries = hidden ? all.slice(hidden) : all;
-  const list = useMemo(() => blocks(entries), [job.id, version, all.length, hidden]);
+  const list = useMemo(() => sections(entries), [job.id, version, all.length, hidden]);
   const matches = needle ? entries.filter((e) => e.kind === "line" && e.text.toLowerCase().includes(needle)).length : 0;
+  const sectionOpen = (section: Section, s: number) => {
+    if (needle) return true;
+    const key = `${job.id}:${s}:${section.step}`;
+    if (key in open) return open[key];
+    return failing === null || section.step === failing;
+  };
+  const sectionEl = (step: number) => box.current?.querySelector<HTMLElement>(`[data-testid=step-log][data-step="${step}"]`) ?? null;
 
   useEffect(() => {
     const el = box.current;
-    if (el && follow.current) el.scrollTop = el.scrollHeight;
-  }, [version, job.id, search]);
+    if (!el) return;
+    if (failing !== null && placed.current !== job.id && !needle) {
+      // The failing step's end at the bottom of the box, once every line is here.
+      const section = sectionEl(failing);
+      if (section) {
+        el.scrollTop = section.offsetTop + section.offsetHeight - el.clientHeight;
+        follow.current = false;
+        if (state === "ended") placed.current = job.id;
+      }
+      return;
+    }
+    if (follow.current) el.scrollTop = el.scrollHeight;
+  }, [version, job.id, search, failing, state]);
 
-  let step: number | null | undefined = undefined;
-  const stepName = (index: number | null) =>
-    index === null ? "Set up and clean up" : job.steps.find((s) => s.index === index)?.name ?? `step ${index + 1}`;
+  useEffect(() => {
+    if (!focus) return;
+    const s = list.findIndex((section) => section.step === focus.step);
+    if (s < 0) return;
+    setOpen((o) => ({ ...o, [`${job.id}:${s}:${focus.step}`]: true }));
+    requestAnimationFrame(() => {
+      const section = sectionEl(focus.step);
+      if (section && box.current) {
+        follow.current = false;
+        placed.current = job.id;
+        box.current.scrollTop = section.offsetTop;
+      }
+    });
+  }, [focus?.n]);
+
+  const stepOf = (index: number | null) => (index === null ? undefined : job.steps.find((s) => s.index === index));
 
   return (
     <div class="logs">
@@ -209,40 +313,37 @@ export function LogView({ job, logs, version, state }: { job: Job; logs: LogStor
             {hidden} earlier lines not shown: show all
           </button>
         )}
-        {list.map((block, b) => {
-          const shown = needle ? block.entries.filter((e) => e.text.toLowerCase().includes(needle)) : block.entries;
-          if (needle && shown.length === 0 && !(block.title ?? "").toLowerCase().includes(needle)) return null;
-          const header =
-            shown.length > 0 && shown[0].step !== step ? ((step = shown[0].step), <div class="step-header">{stepName(shown[0].step)}</div>) : null;
-          if (block.title === null)
-            return (
-              <>
-                {header}
-                {shown.map((e) => (
-                  <Line entry={e} />
-                ))}
-              </>
-            );
-          const id = `${job.id}:${block.entries[0]?.seq ?? b}:${b}`;
-          const isOpen = needle ? true : open[id] ?? false;
+        {list.map((section, s) => {
+          const step = stepOf(section.step);
+          const stepState = step ? step.conclusion || step.status : "";
+          const isOpen = sectionOpen(section, s);
+          const key = `${job.id}:${s}:${section.step}`;
+          if (needle && !section.entries.some((e) => e.text.toLowerCase().includes(needle))) return null;
           return (
-            <>
-              {header}
-              <details
-                class="group"
-                data-testid="log-group"
-                open={isOpen}
-                onToggle={(e) => {
-                  const now = (e.currentTarget as HTMLDetailsElement).open;
-                  if (!needle && now !== isOpen) setOpen({ ...open, [id]: now });
-                }}
-              >
-                <summary dangerouslySetInnerHTML={{ __html: block.title }} />
-                {shown.map((e) => (
-                  <Line entry={e} />
-                ))}
-              </details>
-            </>
+            <details
+              class={`step-log ${section.step !== null && section.step === failing ? "failing" : ""}`}
+              data-testid="step-log"
+              data-step={section.step ?? ""}
+              open={isOpen}
+              onToggle={(e) => {
+                const now = (e.currentTarget as HTMLDetailsElement).open;
+                if (!needle && now !== isOpen) setOpen((o) => ({ ...o, [key]: now }));
+              }}
+            >
+              <summary class="step-header">
+                {stepName(job, section.step)}
+                {step && (
+                  <>
+                    {" "}
+                    <span class={`step-state s-${stepState}`} data-testid="step-log-state">
+                      {stepState}
+                    </span>{" "}
+                    <span class="step-time">{duration(step.started_at, step.finished_at, now)}</span>
+                  </>
+                )}
+              </summary>
+              <Blocks entries={section.entries} needle={needle} open={open} setOpen={(id, value) => setOpen((o) => ({ ...o, [id]: value }))} prefix={key} />
+            </details>
           );
         })}
       </div>

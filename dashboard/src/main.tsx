@@ -14,14 +14,14 @@ import { RunsPage } from "./runs";
 function TokenControl() {
   const [has, setHas] = useState(token() !== "");
   const ask = () => {
-    const value = prompt("API token (serve.api_tokens) for logs; empty to forget it", token());
+    const value = prompt("API token (serve.api_tokens) for logs and actions, kept in this tab only; empty to forget it", token());
     if (value === null) return;
     setToken(value.trim());
     setHas(value.trim() !== "");
     location.reload();
   };
   return (
-    <button class="token" data-testid="token-button" onClick={ask} title="Logs need an API token">
+    <button class="token" data-testid="token-button" onClick={ask} title="Logs and actions (re-run, cancel, approve, artifacts) need an API token">
       {has ? "token ✓" : "set token"}
     </button>
   );

@@ -3,7 +3,7 @@
 // a job, why (the flip rule's count, or the reason given to `kiln tests quarantine`), since and
 // until when. Polled every 5 s.
 import { useState } from "preact/hooks";
-import { get, type QuarantinedTest, when } from "./api";
+import { get, type QuarantinedTest, when, describe } from "./api";
 import { usePoll } from "./router";
 
 export function QuarantinePage() {
@@ -15,7 +15,7 @@ export function QuarantinePage() {
         setTests((await get<{ quarantined: QuarantinedTest[] }>("/api/tests/quarantine")).quarantined);
         setError("");
       } catch (e) {
-        setError(String(e));
+        setError(describe(e));
       }
     },
     5000,

@@ -1,11 +1,14 @@
-// One run: its jobs as a graph, and for the selected job its live log and GPU telemetry; the
-// run's test results and benchmark trends come from its report (GET /api/runs/ID/report).
-import { useRef, useState } from "preact/hooks";
-import { ApiError, branchOf, duration, get, type Job, type Run, TERMINAL, token, when } from "./api";
+// One run: its facts and actions, its jobs as a graph and grouped by workflow job, the
+// annotations, and for the selected job its steps, live log and GPU telemetry; the run's test
+// results and benchmark trends come from its report (GET /api/runs/ID/report).
+import { useEffect, useRef, useState } from "preact/hooks";
+import { Artifacts, RunActions } from "./actions";
+import { ApiError, describe, duration, get, type Job, type Run, TERMINAL, token, when } from "./api";
 import { JobGraph } from "./graph";
 import { LogStore, LogView, useRunEvents } from "./logs";
 import { Report, ReportBenchmarks, ReportTests } from "./report";
 import { usePoll } from "./router";
+import { Annotations, failingStep, JobList, RunFacts, StepList } from "./run_parts";
 import { StatusBadge } from "./runs";
 import { TelemetryView } from "./telemetry";
 
@@ -33,8 +36,15 @@ export function RunPage({ id }: { id: number }) {
   const [tab, setTab] = useState<Tab>("logs");
   const [report, setReport] = useState<Report | null>(null);
   const [now, setNow] = useState(Date.now());
+  const [focus, setFocus] = useState<{ step: number; n: number } | null>(null);
   const logs = useRef(new LogStore()).current;
   const finished = run !== null && TERMINAL.has(run.status);
+  // Durations of what still runs tick every second.
+  useEffect(() => {
+    if (finished) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [finished]);
 
   const load = async () => {
     try {
@@ -43,10 +53,12 @@ export function RunPage({ id }: { id: number }) {
       setNow(Date.now());
       setError("");
       const jobs = r.jobs ?? [];
-      if (jobs.length > 0) setSelected((s) => s ?? (jobs.find((j) => j.status === "running") ?? jobs[0]).id);
+      // The running job, else the first failed one, else the first.
+      if (jobs.length > 0)
+        setSelected((s) => s ?? (jobs.find((j) => j.status === "running") ?? jobs.find((j) => failingStep(j) !== null) ?? jobs[0]).id);
       if (TERMINAL.has(r.status)) setReport(await get<Report>(`/api/runs/${id}/report`));
     } catch (e) {
-      setError(e instanceof ApiError && e.status === 404 ? `There is no run ${id}.` : String(e));
+      setError(e instanceof ApiError && e.status === 404 ? `There is no run ${id}.` : describe(e));
     }
   };
   // Job statuses by polling (the stream carries the run's status and its lines).
@@ -56,9 +68,13 @@ export function RunPage({ id }: { id: number }) {
     if (TERMINAL.has(status)) load();
   });
 
-  if (!run) return error ? <p class="error">{error}</p> : <p class="empty">Loading…</p>;
+  if (!run) return error ? <p class="error" data-testid="read-error">{error}</p> : <p class="empty">Loading…</p>;
   const jobs = run.jobs ?? [];
   const job = jobs.find((j) => j.id === selected) ?? null;
+  const select = (id: number) => {
+    setSelected(id);
+    setFocus(null);
+  };
 
   return (
     <section>
@@ -66,31 +82,22 @@ export function RunPage({ id }: { id: number }) {
         <StatusBadge status={run.status} /> <span data-testid="run-title">{run.name || run.workflow}</span>{" "}
         <span class="muted">#{run.id}</span>
       </h1>
-      <dl class="facts">
-        <dt>Repository</dt>
-        <dd>{run.repository}</dd>
-        <dt>Branch</dt>
-        <dd>{branchOf(run.ref)}</dd>
-        <dt>Commit</dt>
-        <dd class="mono">{run.sha.slice(0, 12)}</dd>
-        <dt>Event</dt>
-        <dd>{run.event}</dd>
-        <dt>Workflow</dt>
-        <dd class="mono">{run.workflow}</dd>
-        <dt>Started</dt>
-        <dd>{when(run.started_at || run.created_at)}</dd>
-        <dt>Duration</dt>
-        <dd data-testid="run-duration">{duration(run.started_at, run.finished_at, now)}</dd>
-      </dl>
+      <RunFacts run={run} now={now} />
+      <RunActions run={run} onChange={load} />
       {error && <p class="error">{error}</p>}
       <h2>Jobs</h2>
       {jobs.length === 0 ? (
         <p class="empty">No job has started yet.</p>
       ) : (
-        <div class="graph-box">
-          <JobGraph jobs={jobs} selected={selected} onSelect={setSelected} now={now} />
+        <div class="jobs-view">
+          <JobList jobs={jobs} selected={selected} onSelect={select} now={now} />
+          <div class="graph-box">
+            <JobGraph jobs={jobs} selected={selected} onSelect={select} now={now} />
+          </div>
         </div>
       )}
+      <Annotations jobs={jobs} onSelect={select} />
+      <Artifacts run={run} />
       {job?.summary_html && (
         <section class="job-summary" data-testid="job-summary">
           <h2>Summary of {job.name || job.key}</h2>
@@ -99,6 +106,20 @@ export function RunPage({ id }: { id: number }) {
         </section>
       )}
       {job && <FailureClass job={job} />}
+      {job && (
+        <section class="job-panel" data-testid="job-panel">
+          <h2>
+            {job.name || job.key} <StatusBadge status={job.conclusion || job.status} />
+          </h2>
+          <p class="muted" data-testid="job-times">
+            {job.started_at ? `started ${when(job.started_at)}` : "not started"}
+            {job.finished_at ? `, finished ${when(job.finished_at)}` : ""}
+            {job.started_at ? ` · ${duration(job.started_at, job.finished_at, now)}` : ""}
+            {job.labels.length > 0 ? ` · runs-on ${job.labels.join(", ")}` : ""}
+          </p>
+          <StepList job={job} now={now} onOpen={(step) => setFocus({ step, n: (focus?.n ?? 0) + 1 })} />
+        </section>
+      )}
       <div class="tabs" role="tablist">
         {(["logs", "telemetry", "tests", "benchmarks"] as Tab[]).map((t) => (
           <button role="tab" data-testid={`tab-${t}`} class={tab === t ? "active" : ""} onClick={() => setTab(t)}>
@@ -126,7 +147,7 @@ export function RunPage({ id }: { id: number }) {
               <span class="muted">{duration(job.started_at, job.finished_at, now)}</span>
             </h3>
             {job.message && <p class="muted">{job.message}</p>}
-            <LogView job={job} logs={logs} version={version} state={streamState} />
+            <LogView key={job.id} job={job} logs={logs} version={version} state={streamState} now={now} focus={focus} />
           </>
         ) : (
           <p class="empty">Select a job.</p>

@@ -1,7 +1,8 @@
 // The runs list: newest first, filtered by repository (on the server), status and branch; kept
 // live by polling. Triggers that have no run yet (queued, waiting for approval) are listed above.
 import { useState } from "preact/hooks";
-import { branchOf, duration, get, type Run, type Trigger, when } from "./api";
+import { TriggerActions } from "./actions";
+import { branchOf, duration, get, type Run, token, type Trigger, when, describe } from "./api";
 import { navigate, usePoll } from "./router";
 
 const STATUSES = ["", "queued", "running", "success", "failure", "cancelled", "interrupted"];
@@ -14,6 +15,11 @@ export function StatusBadge({ status }: { status: string }) {
   );
 }
 
+export function firstLine(text: string): string {
+  const line = text.split("\n")[0];
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+}
+
 export function RunsPage({ query }: { query: URLSearchParams }) {
   const repository = query.get("repository") ?? "";
   const status = query.get("status") ?? "";
@@ -23,6 +29,7 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
   const [repositories, setRepositories] = useState<string[]>([]);
   const [error, setError] = useState("");
   const [limit, setLimit] = useState(100);
+  const [tick, setTick] = useState(0);
 
   usePoll(
     async () => {
@@ -43,12 +50,12 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
         });
         setError("");
       } catch (e) {
-        setError(String(e));
+        setError(describe(e));
       }
     },
     2000,
     true,
-    [repository, limit],
+    [repository, limit, tick],
   );
 
   const setFilter = (key: string, value: string) => {
@@ -94,7 +101,7 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
           />
         </label>
       </div>
-      {error && <p class="error">{error}</p>}
+      {error && <p class="error" data-testid="read-error">{error}</p>}
       {triggers.length > 0 && (
         <table class="list triggers" data-testid="triggers">
           <thead>
@@ -107,11 +114,13 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
               <th>Commit</th>
               <th>By</th>
               <th>Received</th>
+              <th>Why</th>
+              {token() && <th />}
             </tr>
           </thead>
           <tbody>
             {triggers.map((t) => (
-              <tr>
+              <tr data-testid="trigger-row" data-trigger={t.id} data-status={t.status}>
                 <td>#{t.id}</td>
                 <td>
                   <StatusBadge status={t.status} />
@@ -122,13 +131,19 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
                 <td class="mono">{t.sha.slice(0, 8)}</td>
                 <td>{t.sender}</td>
                 <td>{when(t.created_at)}</td>
+                <td class="muted">{t.message}</td>
+                {token() && (
+                  <td>
+                    <TriggerActions trigger={t} onChange={() => setTick((n) => n + 1)} />
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>
         </table>
       )}
       {runs === null ? (
-        <p class="empty">Loading…</p>
+        !error && <p class="empty">Loading…</p>
       ) : shown.length === 0 ? (
         <p class="empty" data-testid="no-runs">
           No runs{repository || status || branch ? " match the filters" : " yet"}.
@@ -144,6 +159,7 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
               <th>Branch</th>
               <th>Commit</th>
               <th>Event</th>
+              <th>By</th>
               <th>Started</th>
               <th>Duration</th>
             </tr>
@@ -159,11 +175,14 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
                 </td>
                 <td>
                   <a href={`/ui/runs/${run.id}`}>{run.name || run.workflow}</a>
+                  {run.attempt > 1 && <span class="muted"> attempt {run.attempt}</span>}
+                  {run.commit?.message && <div class="muted commit-title">{firstLine(run.commit.message)}</div>}
                 </td>
                 <td>{run.repository}</td>
                 <td>{branchOf(run.ref)}</td>
                 <td class="mono">{run.sha.slice(0, 8)}</td>
                 <td>{run.event}</td>
+                <td>{run.trigger?.sender ?? ""}</td>
                 <td>{when(run.started_at || run.created_at)}</td>
                 <td>{duration(run.started_at, run.finished_at)}</td>
               </tr>

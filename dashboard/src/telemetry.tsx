@@ -2,7 +2,7 @@
 // [{index, uuid, samples: [{t, util, mem_util, mem_used_mib, ...}]}]}]}). A 404 or no samples
 // shows "no telemetry".
 import { useState } from "preact/hooks";
-import { ApiError, get, type Job, type Telemetry } from "./api";
+import { ApiError, get, type Job, type Telemetry, describe } from "./api";
 import { type Series, TimeChart } from "./charts";
 import { usePoll } from "./router";
 
@@ -24,7 +24,7 @@ export function TelemetryView({ runId, finished, jobs }: { runId: number; finish
         setError("");
       } catch (e) {
         if (e instanceof ApiError && e.status === 404) setData("none");
-        else setError(String(e));
+        else setError(describe(e));
       }
     },
     5000,

@@ -2,51 +2,18 @@
 // starts kiln serve and sets the E2E_* variables). Prints "ok: WHAT" or "FAIL: WHAT" per check;
 // the shell script counts them. Waits are generous: they bound a hang, never assert a speed.
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
+import { check, env, expectSoon, failed, launch, LONG, shot } from "./lib.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set (run tests/integration/dashboard_test.sh)`);
-  return value;
-};
 const base = env("E2E_BASE");
 const token = env("E2E_TOKEN");
-const artifacts = env("E2E_ARTIFACTS");
-const require = createRequire(path.join(env("E2E_PLAYWRIGHT"), "package.json"));
-const { chromium } = require(env("E2E_PLAYWRIGHT"));
-const LONG = 120_000;
-
-let failed = 0;
-const ok = (what) => console.log(`ok: ${what}`);
-const bad = (what) => {
-  failed++;
-  console.log(`FAIL: ${what}`);
-};
-const check = (condition, what, detail = "") => (condition ? ok(what) : bad(detail ? `${what}: ${detail}` : what));
-// Runs a wait; a timeout is a failed check, not the end of the script.
-async function expectSoon(what, wait) {
-  try {
-    await wait();
-    ok(what);
-    return true;
-  } catch (e) {
-    bad(`${what}: ${String(e.message ?? e).split("\n")[0]}`);
-    return false;
-  }
-}
-const shot = (page, name) => page.screenshot({ path: path.join(artifacts, `dashboard-${name}.png`), fullPage: true });
-
-const browser = await chromium.launch({
-  executablePath: env("E2E_CHROMIUM"),
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const foreign = [];
   context.on("request", (request) => {
-    if (!request.url().startsWith(base) && !request.url().startsWith("data:")) foreign.push(request.url());
+    const url = request.url();
+    if (!url.startsWith(base) && !url.startsWith("data:") && !url.startsWith(`blob:${base}`)) foreign.push(url); // blob: a download
   });
   const page = await context.newPage();
   const consoleErrors = [];
@@ -63,7 +30,8 @@ try {
   await expectSoon("the token is kept (the button says so after the reload)", () =>
     page.getByTestId("token-button").filter({ hasText: "✓" }).waitFor({ timeout: LONG }),
   );
-  check((await page.evaluate(() => localStorage.getItem("kiln.token"))) === token, "the token is in localStorage");
+  check((await page.evaluate(() => sessionStorage.getItem("kiln.token"))) === token, "the token is in the tab's sessionStorage");
+  check((await page.evaluate(() => localStorage.getItem("kiln.token"))) === null, "and not in localStorage (it goes with the tab)");
 
   // ---- a signed webhook; the run appears and is live --------------------------------------------
   const delivered = execFileSync(env("E2E_DELIVER"), { encoding: "utf8" });
@@ -262,6 +230,120 @@ try {
   const evidence = (await page.getByTestId("failure-evidence").textContent({ timeout: 5000 }).catch(() => null)) ?? "";
   check(evidence === "step 'Break' exited with code 3", "the evidence is the stored line", evidence);
   await shot(page, "failure-class");
+  const brokenRun = Number(new URL(page.url()).pathname.split("/").pop());
+
+  // ---- the failed run's page: steps, the failing step at its end, annotations, matrix ---------
+  const steps = await page.$$eval("[data-testid=step-row]", (els) => els.map((e) => `${e.querySelector("a").textContent.replace(/^\d+\. /, "")}=${e.dataset.status}`));
+  check(steps.includes("Prepare=success") && steps.includes("Break=failure"), "the job's steps are listed with their states", steps.join(" "));
+  check(
+    (await page.$$eval("[data-testid=step-duration]", (els) => els.map((e) => e.textContent))).every((t) => /\d/.test(t)),
+    "each step shows its duration",
+  );
+  const breakIndex = await page.$eval("[data-testid=step-row][data-status=failure]", (e) => e.dataset.step).catch(() => "");
+  await expectSoon("the failing step's last line is in the log", () => logLine("FAIL-LAST").waitFor({ timeout: LONG }));
+  await page.waitForTimeout(300); // the stream's end places the box
+  const placement = await page.evaluate((step) => {
+    const box = document.querySelector("[data-testid=log-box]");
+    const open = [...document.querySelectorAll("[data-testid=step-log]")].map((d) => `${d.dataset.step}:${d.open}`);
+    const last = [...document.querySelectorAll("[data-testid=log-line]")].find((l) => l.textContent === "FAIL-LAST");
+    const first = [...document.querySelectorAll("[data-testid=log-line]")].find((l) => l.textContent === "FAIL-LINE 1");
+    const b = box.getBoundingClientRect();
+    const inBox = (el) => el && el.getBoundingClientRect().top >= b.top && el.getBoundingClientRect().bottom <= b.bottom + 1;
+    return { open, step, lastShown: inBox(last), firstShown: inBox(first) };
+  }, breakIndex);
+  check(
+    placement.open.includes(`${breakIndex}:true`) && placement.open.filter((o) => o.endsWith(":true")).length === 1,
+    "the failing step is the one step open",
+    JSON.stringify(placement.open),
+  );
+  check(placement.lastShown && !placement.firstShown, "the log is scrolled to the failing step's last lines", JSON.stringify(placement));
+  const annotations = await page.$$eval("[data-testid=annotation]", (els) =>
+    els.map((e) => `${e.dataset.level} ${e.querySelector("[data-testid=annotation-where]")?.textContent ?? "-"} ${e.querySelector("[data-testid=annotation-message]").textContent}`),
+  );
+  const onFiles = annotations.filter((a) => !a.includes(" - "));
+  check(
+    onFiles.length === 2 && onFiles[0] === "error src/kernel.cu:42:5 bad cast in kernel" && onFiles[1] === "warning src/util.h:7 deprecated helper",
+    "the annotations on files are listed with file and line, errors first",
+    JSON.stringify(annotations),
+  );
+  check(annotations.indexOf("error - Process completed with exit code 3.") >= 0 && annotations.indexOf("error - Process completed with exit code 3.") < annotations.indexOf(onFiles[1]), "with kiln's own (the exit code), errors before warnings", JSON.stringify(annotations));
+  const matrixGroup = page.locator('[data-testid=job-group][data-node="matrix"]');
+  await expectSoon("the matrix's three jobs are one group", () => page.locator('[data-testid=job-group][data-node="matrix"][data-count="3"]').waitFor({ timeout: LONG }));
+  const counts = (await matrixGroup.getByTestId("job-group-counts").textContent({ timeout: 5000 }).catch(() => null)) ?? "";
+  check(counts.includes("3 jobs") && counts.includes("2 success") && counts.includes("1 failure"), "the group counts how its jobs ended", counts);
+  check((await matrixGroup.locator('[data-testid=job-row][data-job="matrix (mi250)"][data-status=failure]').count()) === 1, "and names each by its matrix values");
+  check((await page.getByTestId("commit-message").textContent()).includes("a workflow"), "the commit's message is shown");
+  check((await page.getByTestId("run-actor").textContent()) === "kiln-trigger", "the actor is who triggered it", await page.getByTestId("run-actor").textContent());
+  await shot(page, "run-failed");
+
+  // ---- artifacts: listed, downloaded as NAME.zip with the token --------------------------------
+  await expectSoon("the run's artifact is listed", () => page.locator('[data-testid=artifact][data-name="widgets-out"]').waitFor({ timeout: LONG }));
+  const [saved] = await Promise.all([
+    page.waitForEvent("download", { timeout: LONG }),
+    page.locator('[data-testid=artifact][data-name="widgets-out"] [data-testid=artifact-download]').click(),
+  ]);
+  check(saved.suggestedFilename() === "widgets-out.zip", "the download is widgets-out.zip", saved.suggestedFilename());
+  const zipPath = await saved.path();
+  const zip = zipPath ? readFileSync(zipPath) : Buffer.alloc(0);
+  check(zip.subarray(0, 2).toString() === "PK" && zip.includes(Buffer.from("widgets.txt")), "it is a zip holding widgets.txt", `${zip.length} bytes`);
+  await expectSoon("the page says it was downloaded", () => page.getByTestId("action-result").filter({ hasText: "downloaded" }).waitFor({ timeout: LONG }));
+
+  // ---- re-run the failed jobs: a new attempt, the matrix's successes reused ---------------------
+  await page.getByTestId("rerun-failed").click();
+  await expectSoon("re-run failed jobs says it queued attempt 2", () =>
+    page.getByTestId("action-result").filter({ hasText: "(attempt 2)" }).waitFor({ timeout: LONG }),
+  );
+  await expectSoon("and links the new run once it started", () => page.getByTestId("action-run-link").waitFor({ timeout: LONG }));
+  await shot(page, "rerun");
+  await page.getByTestId("action-run-link").click();
+  await expectSoon("the new run is attempt 2, a re-run of the failed one", () =>
+    page.getByTestId("run-attempt").filter({ hasText: `run #${brokenRun}` }).waitFor({ timeout: LONG }),
+  );
+  await expectSoon("it ends (failed again: the same commit)", () => page.locator("h1 .badge[data-status=failure]").waitFor({ timeout: LONG }));
+  const reused = await page.locator('[data-testid=job-row][data-job="matrix (a100)"]').textContent({ timeout: LONG }).catch(() => "");
+  check(reused.includes(`reused from run #${brokenRun}`), "a matrix job that succeeded is reused, not run again", reused);
+  check((await page.getByTestId("rerun-failed").count()) === 1 && (await page.getByTestId("cancel-run").count()) === 0, "a finished run offers re-runs, not cancel");
+
+  // ---- cancel a running run ----------------------------------------------------------------------
+  const slow = await page.request.post(`${base}/api/triggers`, { headers: { Authorization: `Bearer ${token}` }, data: { repository: "acme/widgets", ref: "slow" } });
+  check(slow.ok(), "a push of the slow branch is triggered", String(slow.status()));
+  await page.goto(`${base}/ui/?branch=slow`);
+  await expectSoon("the slow run is listed", () => page.getByTestId("run-row").first().waitFor({ timeout: LONG }));
+  await page.locator("[data-testid=run-row] a").first().click();
+  await expectSoon("its job runs", () => page.locator('[data-testid=job-row][data-job="wait"][data-status=running]').waitFor({ timeout: LONG }));
+  check((await page.getByTestId("rerun-all").count()) === 0, "a running run offers cancel, not re-runs");
+  await page.getByTestId("cancel-run").click();
+  await expectSoon("cancel says it is cancelling", () => page.getByTestId("action-result").filter({ hasText: "Cancelling" }).waitFor({ timeout: LONG }));
+  await expectSoon("the run ends cancelled", () => page.locator("h1 .badge[data-status=cancelled]").waitFor({ timeout: LONG }));
+  await shot(page, "cancelled");
+
+  // ---- approve a stranger's fork pull request ----------------------------------------------------
+  const pull = execFileSync(env("E2E_DELIVER"), ["pull"], { encoding: "utf8" });
+  check(pull.includes("waiting_approval"), "mallory's fork pull request waits for approval", pull);
+  const anonymous = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const reader = await anonymous.newPage();
+  await reader.goto(`${base}/ui/`);
+  await expectSoon("a reader without a token sees the waiting trigger", () =>
+    reader.locator("[data-testid=trigger-row][data-status=waiting_approval]").waitFor({ timeout: LONG }),
+  );
+  check((await reader.getByTestId("approve-trigger").count()) === 0, "but no approve button");
+  await reader.goto(`${base}/ui/runs/${brokenRun}`);
+  await reader.getByTestId("run-title").waitFor({ timeout: LONG });
+  check(
+    (await reader.getByTestId("run-actions").count()) === 0 && (await reader.getByTestId("artifacts").count()) === 0,
+    "nor re-run, cancel or artifacts on a run",
+  );
+  await anonymous.close();
+  await page.goto(`${base}/ui/`);
+  const waiting = page.locator("[data-testid=trigger-row][data-status=waiting_approval]");
+  await expectSoon("the token holder sees it with an approve button", () => waiting.getByTestId("approve-trigger").waitFor({ timeout: LONG }));
+  await shot(page, "approve");
+  await waiting.getByTestId("approve-trigger").click();
+  await expectSoon("approved, its run appears", () =>
+    page.locator("[data-testid=run-row]", { hasText: "Pull request" }).waitFor({ timeout: LONG }),
+  );
+  const prRow = (await page.locator("[data-testid=run-row]", { hasText: "Pull request" }).textContent({ timeout: 5000 }).catch(() => null)) ?? "";
+  check(prRow.includes("pull_request") && prRow.includes("mallory"), "a pull_request run, by mallory", prRow);
 
   // ---- the quarantined tests (GET /api/tests/quarantine) ----------------------------------------
   await page.getByTestId("nav-tests").click();
@@ -274,7 +356,7 @@ try {
   await shot(page, "quarantine");
 
   // A wrong token: the log pane says the server refused it (and shows no log).
-  await page.evaluate(() => localStorage.setItem("kiln.token", "wrong-token"));
+  await page.evaluate(() => sessionStorage.setItem("kiln.token", "wrong-token"));
   await page.goto(`${base}/ui/runs/${runId}`);
   await expectSoon("with a wrong token the log pane says the token was refused", () =>
     page.getByTestId("logs-need-token").filter({ hasText: "refused" }).waitFor({ timeout: LONG }),
@@ -286,4 +368,4 @@ try {
 } finally {
   await browser.close();
 }
-process.exit(failed > 0 ? 1 : 0);
+process.exit(failed() > 0 ? 1 : 0);

@@ -6,19 +6,20 @@
 # goes from queued/running to success, its log lines stream in while the job still runs (the job
 # waits at a gate the browser opens once it has seen the first lines), ANSI colours, groups and
 # search work, the job graph has its needs edges, the GPU fleet shows the GPU the run holds,
-# then the tests, benchmarks and telemetry tabs. GET /api/runs/ID/report is checked against
+# then the tests, benchmarks and telemetry tabs. Then the actions (docs/serve.md#dashboard): a
+# failed run's steps, annotations, matrix group and failing step opened at its end, its artifact
+# downloaded, its failed jobs re-run; a slow run cancelled; a stranger's fork pull request
+# approved (and no button for a reader without a token). GET /api/runs/ID/report is checked against
 # `kiln report RUN --format json`. Screenshots go to <build>/test-artifacts/dashboard-*.png.
 # The browser script (tests/e2e/dashboard.mjs) prints "ok: ..." / "FAIL: ..." lines, counted here.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_begin dashboard
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
-CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
-[[ -x "$CHROMIUM" ]] || itest_die "$CHROMIUM is missing: scripts/deps installs Debian's chromium"
-playwright="$KILN_SOURCE_DIR/dashboard/node_modules/playwright-core"
-[[ -d "$playwright" ]] ||
-  itest_die "$playwright is missing: scripts/deps runs npm ci in dashboard/"
-command -v node >/dev/null || itest_die "node is missing: scripts/deps installs nodejs"
-
+e2e_require
+shots=(runs-live gpus-leased run-live run-done summary tests benchmarks telemetry gpus failure-class
+  run-failed rerun cancelled approve quarantine)
+for shot in "${shots[@]}"; do rm -f "$E2E_ARTIFACTS/dashboard-$shot.png"; done
 secret="webhook-secret-$RANDOM"
 token="api-token-$RANDOM"
 gate="$ITEST_DIR/gate"
@@ -92,8 +93,10 @@ jobs:
           [click me](javascript:window.pwned='link') and [docs](https://example.invalid/docs)
           EOF_MD
 EOF_YML
-# The broken branch (a push the browser script triggers last) runs only this one: a failing job
-# whose class (code) and evidence the run page shows.
+# The broken branch (a push the browser script triggers) runs only this one: a job whose class
+# (code) and evidence the run page shows, with an artifact, two annotations and a long failing
+# step, and a matrix of three whose mi250 instance fails (the dashboard groups them, re-runs the
+# failed jobs).
 write_workflow "$repo" fail.yml <<'EOF_YML'
 name: Broken
 on:
@@ -103,14 +106,61 @@ jobs:
   broken:
     runs-on: [self-hosted, linux]
     steps:
+      - name: Prepare
+        run: mkdir -p out && echo "built widgets" > out/widgets.txt
+      - uses: actions/upload-artifact@v4
+        with:
+          name: widgets-out
+          path: out
       - name: Break
-        run: exit 3
+        run: |
+          for i in $(seq 1 200); do echo "FAIL-LINE $i"; done
+          echo "::warning file=src/util.h,line=7::deprecated helper"
+          echo "::error file=src/kernel.cu,line=42,col=5::bad cast in kernel"
+          echo "FAIL-LAST"
+          exit 3
+  matrix:
+    runs-on: [self-hosted, linux]
+    strategy:
+      fail-fast: false
+      matrix:
+        gpu: [a100, h100, mi250]
+    steps:
+      - name: Check
+        run: test "${{ matrix.gpu }}" != mi250
+EOF_YML
+# The slow branch's run waits until the browser cancels it; a fork's pull request by a
+# stranger runs pr.yml once the browser approved it.
+write_workflow "$repo" slow.yml <<'EOF_YML'
+name: Slow
+on:
+  push:
+    branches: [slow]
+jobs:
+  wait:
+    runs-on: [self-hosted, linux]
+    steps:
+      - name: Wait
+        run: |
+          echo "SLOW-STARTED"
+          sleep 600
+EOF_YML
+write_workflow "$repo" pr.yml <<'EOF_YML'
+name: Pull request
+on: pull_request
+jobs:
+  hello:
+    runs-on: [self-hosted, linux]
+    steps:
+      - run: echo "PR-RAN"
 EOF_YML
 commit_all "$repo" "a workflow"
 mkdir -p "$(dirname "$bare")"
 git clone -q --bare "$repo" "$bare"
 sha="$(git -C "$repo" rev-parse HEAD)"
 git -C "$bare" branch broken "$sha"
+git -C "$bare" branch slow "$sha"
+git -C "$bare" update-ref refs/pull/7/head "$sha"
 
 cat >"$ITEST_DIR/gpus.json" <<'EOF_JSON'
 {"gpus": [{"vendor": "nvidia", "model": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "arch": "sm_90",
@@ -156,44 +206,36 @@ check "a missing asset is 404, not the page (got $code)" test "$code" = 404
 expect_contains "$(curl -sS "$base/ui/runs/42")" '<div id="app">' \
   "a client-side route under /ui/ answers the page"
 
-# deliver: the signed push, sent when the browser script asks (it runs this file).
+# deliver [pull]: a signed delivery, sent when the browser script asks (it runs this file): the
+# push of main, or with "pull" a fork's pull request by mallory, who is not trusted.
 cat >"$ITEST_DIR/push.json" <<EOF_JSON
 {"ref": "refs/heads/main", "before": "0000000000000000000000000000000000000000",
  "after": "$sha", "repository": {"full_name": "acme/widgets"}, "sender": {"login": "alice"}}
 EOF_JSON
+cat >"$ITEST_DIR/pull.json" <<EOF_JSON
+{"action": "opened", "number": 7, "repository": {"full_name": "acme/widgets"},
+ "sender": {"login": "mallory"},
+ "pull_request": {"number": 7, "user": {"login": "mallory"},
+   "head": {"sha": "$sha", "ref": "topic", "repo": {"full_name": "mallory/widgets"}},
+   "base": {"ref": "main", "sha": "$sha", "repo": {"full_name": "acme/widgets"}}}}
+EOF_JSON
 cat >"$ITEST_DIR/deliver.sh" <<EOF_SH
 #!/usr/bin/env bash
 set -euo pipefail
-signature="sha256=\$(openssl dgst -sha256 -hmac '$secret' <'$ITEST_DIR/push.json' | sed 's/^.*= //')"
-curl -sS -f -X POST -H 'Content-Type: application/json' -H 'X-GitHub-Event: push' \
-  -H 'X-GitHub-Delivery: dashboard-1' -H "X-Hub-Signature-256: \$signature" \
-  --data-binary '@$ITEST_DIR/push.json' '$base/webhooks/github'
+body='$ITEST_DIR/push.json' event=push delivery=dashboard-1
+if [[ "\${1:-}" == pull ]]; then body='$ITEST_DIR/pull.json' event=pull_request delivery=dashboard-2; fi
+signature="sha256=\$(openssl dgst -sha256 -hmac '$secret' <"\$body" | sed 's/^.*= //')"
+curl -sS -f -X POST -H 'Content-Type: application/json' -H "X-GitHub-Event: \$event" \
+  -H "X-GitHub-Delivery: \$delivery" -H "X-Hub-Signature-256: \$signature" \
+  --data-binary "@\$body" '$base/webhooks/github'
 EOF_SH
 chmod +x "$ITEST_DIR/deliver.sh"
 
-artifacts="$(dirname "$KILN")/test-artifacts"
-mkdir -p "$artifacts"
-rm -f "$artifacts"/dashboard-*.png
 export E2E_BASE="$base" E2E_TOKEN="$token" E2E_GATE="$gate" E2E_DELIVER="$ITEST_DIR/deliver.sh"
-export E2E_ARTIFACTS="$artifacts" E2E_CHROMIUM="$CHROMIUM" E2E_GPUS=2
-export E2E_PLAYWRIGHT="$playwright"
-browser_rc=0
-timeout 600 node "$KILN_SOURCE_DIR/tests/e2e/dashboard.mjs" >"$ITEST_DIR/browser.out" \
-  2>"$ITEST_DIR/browser.err" || browser_rc=$?
-while IFS= read -r line; do
-  case "$line" in
-    "ok: "*) pass "browser: ${line#ok: }" ;;
-    "FAIL: "*) fail "browser: ${line#FAIL: }" ;;
-    *) echo "    | $line" ;;
-  esac
-done <"$ITEST_DIR/browser.out"
-if [[ "$browser_rc" != 0 ]]; then
-  fail "the browser script exited with $browser_rc"
-  sed 's/^/    | /' "$ITEST_DIR/browser.err" | tail -40 >&2
-fi
-for shot in runs-live gpus-leased run-live run-done summary tests benchmarks telemetry gpus \
-  failure-class quarantine; do
-  check "screenshot $artifacts/dashboard-$shot.png" test -s "$artifacts/dashboard-$shot.png"
+export E2E_GPUS=2
+e2e_browser dashboard.mjs
+for shot in "${shots[@]}"; do
+  check "screenshot $E2E_ARTIFACTS/dashboard-$shot.png" test -s "$E2E_ARTIFACTS/dashboard-$shot.png"
 done
 
 # The report endpoint is the document of kiln report --format json (one serializer).

@@ -57,6 +57,7 @@
 //     store_password_file: /etc/kiln/pgpw  # its password (else PGPASSWORD, PGPASSFILE)
 //     work_dir: /var/lib/kiln/work         # clones and checkouts (relative: to this file)
 //     api_tokens: [TOKEN, ...]             # bearer tokens of the API (state changes, logs)
+//     dashboard: public                    # private: every GET of /api/ and /metrics needs one
 //     max_concurrent_runs: 2
 //     shutdown_grace: 5m                   # SIGTERM: how long running runs may finish
 //     trusted_authors: [alice]             # fork pull requests of others wait for approval
@@ -162,6 +163,8 @@ struct ServeConfig {
   std::optional<std::filesystem::path> store_password_file;
   std::optional<std::filesystem::path> work_dir;
   std::vector<std::string> api_tokens;
+  // serve.dashboard: private: runs, triggers, GPUs, reports and metrics need a token too.
+  bool private_dashboard = false;
   int max_concurrent_runs = 2;
   std::chrono::milliseconds shutdown_grace{300'000};
   std::vector<std::string> trusted_authors;

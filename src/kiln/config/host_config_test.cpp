@@ -371,6 +371,24 @@ TEST(ServeConfig, EveryKey) {
   EXPECT_EQ(serve.bisect.repeat, 3);
 }
 
+// serve.dashboard: private closes the reading routes too; it needs a token to read with.
+TEST(ServeConfig, PrivateDashboard) {
+  auto config = parse_host_config("serve:\n  api_tokens: [t1]\n  dashboard: private\n", "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_TRUE(config->serve.private_dashboard);
+  auto open = parse_host_config("serve:\n  dashboard: public\n", "kiln.yml");
+  ASSERT_TRUE(open) << open.error().to_string();
+  EXPECT_FALSE(open->serve.private_dashboard);
+  auto tokenless = parse_host_config("serve:\n  dashboard: private\n", "kiln.yml");
+  ASSERT_FALSE(tokenless);
+  EXPECT_EQ(tokenless.error().to_string(),
+            "kiln.yml:2:14: error: serve.dashboard: private needs serve.api_tokens");
+  auto unknown = parse_host_config("serve:\n  api_tokens: [t]\n  dashboard: secret\n", "kiln.yml");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().to_string(),
+            "kiln.yml:3:14: error: serve.dashboard: expected public or private, got 'secret'");
+}
+
 TEST(ServeConfig, BisectOnRegression) {
   auto config = parse_host_config(
       "serve:\n  bisect:\n    on_regression: true\n    max_commits: 10\n    repeat: 5\n",

@@ -145,10 +145,11 @@ Status read_serve_bisect(const Reader& reader, const YAML::Node& node, ServeBise
 }  // namespace
 
 Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& serve) {
-  KILN_TRY_VOID(reader.mapping(node, "serve",
-                               {"listen", "public_url", "store", "store_password_file", "work_dir",
-                                "api_tokens", "max_concurrent_runs", "shutdown_grace",
-                                "trusted_authors", "repositories", "tls", "on_restart", "bisect"}));
+  KILN_TRY_VOID(
+      reader.mapping(node, "serve",
+                     {"listen", "public_url", "store", "store_password_file", "work_dir",
+                      "api_tokens", "max_concurrent_runs", "shutdown_grace", "trusted_authors",
+                      "repositories", "tls", "on_restart", "bisect", "dashboard"}));
   if (!node || node.IsNull()) return {};
   if (auto listen = node["listen"]; listen && !listen.IsNull()) {
     KILN_TRY(auto text, reader.scalar(listen, "serve.listen"));
@@ -215,6 +216,15 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
   }
   if (auto bisect = node["bisect"]; bisect && !bisect.IsNull()) {
     KILN_TRY_VOID(read_serve_bisect(reader, bisect, serve.bisect));
+  }
+  if (auto dashboard = node["dashboard"]; dashboard && !dashboard.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(dashboard, "serve.dashboard"));
+    if (text != "public" && text != "private")
+      return reader.error(dashboard, "serve.dashboard: expected public or private, got '{}'", text);
+    serve.private_dashboard = text == "private";
+    // Private with no token would be a server nobody can read.
+    if (serve.private_dashboard && serve.api_tokens.empty())
+      return reader.error(dashboard, "serve.dashboard: private needs serve.api_tokens");
   }
   if (auto tls = node["tls"]; tls && !tls.IsNull()) {
     KILN_TRY_VOID(reader.mapping(tls, "serve.tls", {"cert", "key"}));

@@ -23,6 +23,12 @@ json step_json(const store::Step& step) {
           {"finished_at", step.finished_at}};
 }
 
+// extra[key] of a run or job row (ordered, as the API answers), or `fallback` when it is absent.
+json extra_field(const nlohmann::json& extra, const char* key, json fallback = nullptr) {
+  if (extra.is_object() && extra.contains(key)) return json::parse(extra[key].dump());
+  return fallback;
+}
+
 // The job's place in the needs graph (the scheduler keeps it in extra["graph"]); jobs written
 // before it did have no edges.
 json graph_field(const store::Job& job, const char* key, json fallback) {
@@ -54,9 +60,7 @@ json job_json(const store::JobDetail& detail) {
           {"node", graph_field(job, "node", json(job.key))},
           {"needs", graph_field(job, "needs", json::array())},
           // A re-run of failed jobs took this job over from an earlier attempt: {run, job}.
-          {"reused_from", job.extra.is_object() && job.extra.contains("reused_from")
-                              ? json::parse(job.extra["reused_from"].dump())
-                              : json(nullptr)},
+          {"reused_from", extra_field(job.extra, "reused_from")},
           // The steps' $GITHUB_STEP_SUMMARY as HTML, made safe by the report's renderer
           // (markdown.h: every character escaped, no raw HTML, links http(s)/mailto/relative).
           {"summary_html",
@@ -64,6 +68,9 @@ json job_json(const store::JobDetail& detail) {
                    job.extra["step_summary"].is_string()
                ? json(report::markdown_to_html(job.extra["step_summary"].get<std::string>()))
                : json(nullptr)},
+          // Its steps' ::error/::warning/::notice with file, line and the step's index (null:
+          // set-up or clean-up), in order; jobs stored before kiln kept them have none.
+          {"annotations", extra_field(job.extra, "annotations", json::array())},
           {"steps", steps}};
 }
 
@@ -83,9 +90,11 @@ json to_json(const store::Run& run) {
           {"rerun_of", run.rerun_of != 0 ? json(run.rerun_of) : json(nullptr)},
           // serve.bisect (bisect.h): the bisection of this run's regression, or the one this
           // run measured for.
-          {"bisect", run.extra.is_object() && run.extra.contains("bisect")
-                         ? json::parse(run.extra["bisect"].dump())
-                         : json(nullptr)},
+          {"bisect", extra_field(run.extra, "bisect")},
+          // A served run's trigger {id, sender, received_at} and commit {message, author}
+          // (run_queue.cpp); null for runs of `kiln run` and runs stored before.
+          {"trigger", extra_field(run.extra, "trigger")},
+          {"commit", extra_field(run.extra, "commit")},
           {"created_at", run.created_at},
           {"started_at", run.started_at},
           {"finished_at", run.finished_at}};

@@ -296,6 +296,25 @@ SSL* accept_tls(socket_t fd, SSL_CTX* context, const HttpLimits& limits) {
   return nullptr;
 }
 
+// Methods that are not served, unread bodies; then the reads `read_check` guards.
+httplib::Server::HandlerResponse refuse_unserved(const Request& req, Response& res,
+                                                 const HeaderCheck& read_check) {
+  const auto& m = req.method;
+  const bool with_body = m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE";
+  if (!with_body && m != "GET" && m != "HEAD" && m != "OPTIONS") {
+    close_after_response();
+    reply_error(res, 405, fmt::format("method {} is not served", m.substr(0, 16)));
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  // A body on a request that takes none is left unread: close rather than parse it.
+  const std::string length = req.get_header_value("Content-Length");
+  if (!with_body && (req.has_header("Transfer-Encoding") || (!length.empty() && length != "0")))
+    close_after_response();
+  if (!with_body && read_check && !read_check(req, res))
+    return httplib::Server::HandlerResponse::Handled;
+  return httplib::Server::HandlerResponse::Unhandled;
+}
+
 void install_guards(httplib::Server& http, const HttpLimits& limits) {
   // httplib's own answers (400, 404, 414, ...) and the refusals of the Connection as JSON.
   http.set_error_handler(httplib::Server::HandlerWithResponse([](const Request&, Response& res) {
@@ -319,20 +338,8 @@ void install_guards(httplib::Server& http, const HttpLimits& limits) {
     }
     reply_error(res, 500, "internal error");
   });
-  http.set_pre_routing_handler([](const Request& req, Response& res) {
-    const auto& m = req.method;
-    const bool with_body = m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE";
-    if (!with_body && m != "GET" && m != "HEAD" && m != "OPTIONS") {
-      close_after_response();
-      reply_error(res, 405, fmt::format("method {} is not served", m.substr(0, 16)));
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    // A body on a request that takes none is left unread: close rather than parse it.
-    const std::string length = req.get_header_value("Content-Length");
-    if (!with_body && (req.has_header("Transfer-Encoding") || (!length.empty() && length != "0")))
-      close_after_response();
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+  http.set_pre_routing_handler(
+      [](const Request& req, Response& res) { return refuse_unserved(req, res, {}); });
   // curl asks before it sends a large body: say no at once when it is over every limit.
   http.set_expect_100_continue_handler(
       [max = limits.max_body_bytes](const Request& req, Response& res) {
@@ -442,6 +449,12 @@ bool serve_bounded_connection(socket_t sock, SSL_CTX* tls, const HttpLimits& lim
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
   return result;
+}
+
+void guard_reads(httplib::Server& http, HeaderCheck check) {
+  http.set_pre_routing_handler([check = std::move(check)](const Request& req, Response& res) {
+    return refuse_unserved(req, res, check);
+  });
 }
 
 BoundedHttpServer::BoundedHttpServer(HttpLimits limits)

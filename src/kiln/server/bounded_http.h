@@ -125,6 +125,10 @@ class SpooledBody {
   std::size_t size_ = 0;
 };
 
+// Every GET/HEAD/OPTIONS passes `check` before routing (serve.dashboard: private): false means it
+// answered (401, 403). Replaces the check set before; the method and body guards stay.
+void guard_reads(httplib::Server& http, HeaderCheck check);
+
 // Answers every POST/PUT/PATCH/DELETE that no route above took with 404, without reading its
 // body. Register it after the last route.
 void refuse_other_bodies(httplib::Server& http);

@@ -37,12 +37,26 @@ Result<std::string> git(const fs::path& cwd, const std::vector<std::string>& arg
   return out.out;
 }
 
+// The commit a trigger runs, for the dashboard: {message, author} from the checkout; null when
+// git cannot say (the run goes on without it).
+nlohmann::json commit_of(const fs::path& checkout, const std::string& sha) {
+  constexpr std::size_t k_max_message = 16 * 1024;
+  auto out = core::run_git({"log", "-1", "--format=%an%x00%B", sha, "--"}, checkout);
+  if (!out || !out->ok()) return nullptr;
+  const auto nul = out->out.find('\0');
+  if (nul == std::string::npos) return nullptr;
+  std::string message = out->out.substr(nul + 1, k_max_message);
+  while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.pop_back();
+  return {{"message", message}, {"author", out->out.substr(0, nul)}};
+}
+
 // Reports jobs to the forge as commit statuses and remembers the runs the engine creates, so
-// that the API can cancel them. Called from job threads.
+// that the API can cancel them; stamps each run with its trigger and commit (GET /api/runs/ID).
+// Called from job threads.
 class ServeObserver final : public engine::RunObserver {
  public:
   ServeObserver(store::Store& store, Trigger trigger, const config::ServeRepository& repository,
-                std::string public_url, std::string trigger_url,
+                std::string public_url, std::string trigger_url, nlohmann::json commit,
                 std::function<void(std::int64_t)> on_run)
       : store_(store),
         trigger_id_(trigger.id),
@@ -50,6 +64,7 @@ class ServeObserver final : public engine::RunObserver {
         sha_(trigger.sha),
         trigger_(std::move(trigger)),
         trigger_url_(std::move(trigger_url)),
+        commit_(std::move(commit)),
         on_run_(std::move(on_run)) {
     if (!repository.statuses_api_url.empty())
       client_.emplace(repository.statuses_api_url, repository.statuses_token);
@@ -62,6 +77,7 @@ class ServeObserver final : public engine::RunObserver {
     trigger_.run_ids.push_back(run_id);
     if (auto updated = store_.update_trigger(trigger_); !updated)
       spdlog::warn("trigger {}: {}", trigger_id_, updated.error().message);
+    stamp_run(run_id);
     on_run_(run_id);
   }
   void job_started(const std::string& job_key) override {
@@ -87,6 +103,19 @@ class ServeObserver final : public engine::RunObserver {
   }
 
  private:
+  // The run's extra gets who and what started it. Called while the engine has just created the
+  // run and writes nothing else to its row.
+  void stamp_run(std::int64_t run_id) REQUIRES(mutex_) {
+    auto run = store_.get_run(run_id);
+    if (!run) return spdlog::warn("trigger {}: {}", trigger_id_, run.error().message);
+    if (!run->extra.is_object()) run->extra = nlohmann::json::object();
+    run->extra["trigger"] = {
+        {"id", trigger_id_}, {"sender", trigger_.sender}, {"received_at", trigger_.created_at}};
+    run->extra["commit"] = commit_;
+    if (auto updated = store_.update_run(*run); !updated)
+      spdlog::warn("trigger {}: {}", trigger_id_, updated.error().message);
+  }
+
   void post(const std::string& job_key, const char* state, const std::string& description) {
     if (!client_) return;
     CommitStatus status{state, "kiln / " + job_key, description, trigger_url_};
@@ -101,6 +130,7 @@ class ServeObserver final : public engine::RunObserver {
   const std::string sha_;
   Trigger trigger_ GUARDED_BY(mutex_);  // its run_ids grow as runs start
   std::string trigger_url_;
+  const nlohmann::json commit_;
   std::function<void(std::int64_t)> on_run_;
   std::optional<StatusClient> client_;
   std::optional<JobChecks> checks_;
@@ -454,7 +484,7 @@ void RunQueue::execute(std::int64_t trigger_id) {
   const std::string trigger_url =
       fmt::format("{}/api/triggers/{}", settings_.public_url, trigger.id);
   ServeObserver observer(store_, trigger, *repository, settings_.public_url, trigger_url,
-                         [&](std::int64_t run_id) {
+                         commit_of(*checkout, trigger.sha), [&](std::int64_t run_id) {
                            MutexLock lock(mutex_);
                            active_[trigger.id].run_ids.insert(run_id);
                          });

@@ -181,6 +181,13 @@ class Service {
   }
 
   void routes() {
+    // serve.dashboard: private: what the API and /metrics tell needs a token too; the page
+    // itself (no data in it) and /healthz stay open, so a browser can ask for the token.
+    if (serve_.private_dashboard)
+      guard_reads(http_, [this](const Request& req, Response& res) {
+        if (!req.path.starts_with("/api/") && req.path != "/metrics") return true;
+        return authorized(req, res);
+      });
     http_.Get("/healthz", [this](const Request&, Response& res) {
       if (draining_)
         reply(res, 503, {{"status", "draining"}});

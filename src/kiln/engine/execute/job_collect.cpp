@@ -139,8 +139,17 @@ void JobRun::stop_gpu_telemetry() {
 // Lines of the job's log: to the store as they come, and to the observer.
 void JobRun::add_annotation(const exec::Annotation& annotation) {
   std::lock_guard lock(log_mutex_);
-  if (summary_.annotations.size() < k_max_job_annotations)
-    summary_.annotations.push_back(annotation);
+  if (summary_.annotations.size() >= k_max_job_annotations) return;
+  summary_.annotations.push_back(annotation);
+  annotations_.push_back({{"level", exec::to_string(annotation.level)},
+                          {"message", annotation.message},
+                          {"title", annotation.title},
+                          {"file", annotation.file},
+                          {"line", annotation.line},
+                          {"end_line", annotation.end_line},
+                          {"column", annotation.column},
+                          {"end_column", annotation.end_column},
+                          {"step", current_step_ ? nlohmann::json(*current_step_) : nullptr}});
 }
 
 void JobRun::log_line(std::string_view kind, std::string_view text, bool held) {

@@ -310,6 +310,9 @@ class JobRun : public ActionHost, public StepGroupHost {
   std::string infrastructure_;
   std::unique_ptr<store::LogWriter> log_;  // the job's lines, batched (store.h)
   std::optional<int> current_step_;
+  // The annotations with the step that made them (null: set-up or clean-up), for the dashboard
+  // (JobExtra::annotations); summary_.annotations has them for the forge's check run.
+  nlohmann::json annotations_ = nlohmann::json::array();
   std::filesystem::path job_dir_, workspace_, temp_dir_, benchmarks_file_, test_results_file_;
   nlohmann::json test_totals_;
   // Quarantined tests (quarantine.h): those of the repository in force when the job started; the

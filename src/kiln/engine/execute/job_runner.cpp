@@ -426,6 +426,10 @@ void JobRun::finish() {
     result.extras.emplace_back(JobExtra::gpus, std::move(gpus));
   }
   if (!test_totals_.is_null()) result.extras.emplace_back(JobExtra::tests, test_totals_);
+  {
+    std::lock_guard lock(log_mutex_);
+    if (!annotations_.empty()) result.extras.emplace_back(JobExtra::annotations, annotations_);
+  }
   if (summary_.log_dropped_lines > 0)
     result.extras.emplace_back(JobExtra::log_dropped,
                                nlohmann::json{{"lines", summary_.log_dropped_lines},

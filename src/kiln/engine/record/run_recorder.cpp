@@ -29,6 +29,8 @@ std::string_view to_string(JobExtra key) {
       return "log_dropped";
     case JobExtra::slurm:
       return "slurm";
+    case JobExtra::annotations:
+      return "annotations";
   }
   return "unknown";
 }

@@ -37,6 +37,7 @@ enum class JobExtra {
   tests,         // the job's test totals
   log_dropped,   // {"lines", "bytes", "limit"}: what kiln.yml jobs.max_log_size kept out
   slurm,         // {"job_id", "node", "gpus"}: where Slurm ran it (`kiln agent`)
+  annotations,   // [{level, message, title, file, line, ..., step}]: ::error/::warning/::notice
 };
 std::string_view to_string(JobExtra key);
 
