@@ -151,7 +151,7 @@ expect_json 'd["runs"][0]["attempt"]' 2 "the run that counts is attempt 2"
 expect_json 'd["runs"][0]["jobs"][0]["conclusion"]' success "attempt 2's job succeeded"
 expect_json 'd["retried"][0]["jobs"][0]["failure_class"]' infra \
   "attempt 1's job is an infrastructure failure"
-expect_json '"ended FAILED without the agent" in d["retried"][0]["jobs"][0]["reason"]' true \
+expect_json '"outcome (Slurm: FAILED;" in d["retried"][0]["jobs"][0]["reason"]' true \
   "its reason names Slurm's end state and the missing outcome"
 expect_contains "$(cat "$ITEST_DIR/retried.err")" "--no-requeue" \
   "the job was submitted with --no-requeue: Slurm does not run it again by itself"

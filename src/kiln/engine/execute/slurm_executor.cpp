@@ -129,9 +129,10 @@ struct SlurmExecutor::Job {
   bool cancel_asked = false;  // cancel() was called: scancel it (the watcher does)
   bool scancelled = false;
   StopReason cancel_reason;
-  std::optional<SteadyClock::time_point> gone_since;  // squeue no longer lists it
-  std::optional<SteadyClock::time_point> scancel_at;  // the agent was sent SIGTERM
-  std::string state;                                  // Slurm's, as squeue last listed it
+  std::optional<SteadyClock::time_point> gone_since;     // squeue no longer lists it
+  std::optional<SteadyClock::time_point> scancel_at;     // the agent was sent SIGTERM
+  std::optional<SteadyClock::time_point> outcome_since;  // the agent's outcome appeared
+  std::string state;                                     // Slurm's, as squeue last listed it
   bool done = false;
 };
 
@@ -294,14 +295,16 @@ void SlurmExecutor::watch() {
         auto json = read_json_file(outcome_file);
         auto summary =
             json ? outcome_from_json(*json) : Result<JobSummary>(std::unexpected(json.error()));
-        // "cancelled" that kiln did not ask for: Slurm signalled the agent. Whether the cluster
-        // ended it (a node failure, a preemption) is known once Slurm says how the job ended.
-        const bool unasked_cancel =
-            summary && summary->conclusion == Conclusion::cancelled && !job->scancelled;
-        if (unasked_cancel && !ended) continue;
-        if (unasked_cancel && !slurm_cluster_end(job->state).empty()) {
-          fail_infra(*job);
-          continue;
+        // When the cluster ends a job (a node failure, a preemption) Slurm signals every process
+        // of it, so the agent may still write an outcome: a cancel, a step killed by SIGTERM.
+        // Slurm's end state says which it was; it is waited for (briefly: squeue may fail).
+        if (summary && !job->scancelled) {
+          if (!job->outcome_since) job->outcome_since = SteadyClock::now();
+          if (!ended && SteadyClock::now() - *job->outcome_since < k_outcome_grace) continue;
+          if (!slurm_cluster_end(job->state).empty()) {
+            fail_infra(*job);
+            continue;
+          }
         }
         if (summary) {
           const JobSpec& s = job->spec;
@@ -359,9 +362,9 @@ void SlurmExecutor::fail_infra(Job& job) {
   std::string reason =
       cluster.empty()
           ? fmt::format(
-                "infrastructure failure: Slurm job {} ended{} without the agent's "
-                "outcome (the agent or its node died; Slurm's output: {})",
-                job.slurm_id, job.state.empty() ? "" : " " + job.state, output)
+                "infrastructure failure: Slurm job {} ended without the agent's "
+                "outcome ({}the agent or its node died; Slurm's output: {})",
+                job.slurm_id, job.state.empty() ? "" : "Slurm: " + job.state + "; ", output)
           : fmt::format("infrastructure failure: Slurm job {} ended: {} (Slurm's output: {})",
                         job.slurm_id, cluster, output);
   JobSummary summary = fail_job(setup, reason);
