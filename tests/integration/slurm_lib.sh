@@ -2,7 +2,7 @@
 # throwaway Slurm cluster in $ITEST_DIR/slurm: its own munged (socket and key), one slurmctld and
 # two slurmd "nodes" on this machine (Slurm's multiple-slurmd mode: `slurmd -N NAME`, one port
 # each), with fake GPUs as GRES backed by device files the script makes:
-#   kn1: 1 GPU (h100), kn2: 2 GPUs (h100), partition `kiln` with both.
+#   kn1: 1 GPU (h100), feature hbm80; kn2: 2 GPUs (h100), feature hbm94; partition `kiln`.
 # It waits until `sinfo` shows both nodes idle, exports SLURM_CONF so that sbatch, squeue and
 # scancel (and kiln, which calls them) talk to it, and stops every daemon when the script exits.
 # Without Slurm's binaries the script says so and exits 77 (skipped, tests/CMakeLists.txt).
@@ -80,8 +80,8 @@ SlurmctldTimeout=30
 SlurmdTimeout=30
 InactiveLimit=0
 MinJobAge=300
-NodeName=kn1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$n1_port CPUs=4 RealMemory=1000 Gres=gpu:h100:1 State=UNKNOWN
-NodeName=kn2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$n2_port CPUs=4 RealMemory=1000 Gres=gpu:h100:2 State=UNKNOWN
+NodeName=kn1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$n1_port CPUs=4 RealMemory=1000 Gres=gpu:h100:1 Feature=hbm80 State=UNKNOWN
+NodeName=kn2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$n2_port CPUs=4 RealMemory=1000 Gres=gpu:h100:2 Feature=hbm94 State=UNKNOWN
 PartitionName=kiln Nodes=kn1,kn2 Default=YES MaxTime=INFINITE State=UP
 EOF
   cat >"$d/gres.conf" <<EOF

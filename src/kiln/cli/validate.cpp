@@ -93,7 +93,8 @@ int validate(const ValidateArgs& args) {
       auto display = file.lexically_normal();
       auto loaded = workflow::load_workflow_file(file, display);
       if (loaded.workflow) {
-        auto gpu_errors = engine::check_job_settings(*loaded.workflow, options.gpu_labels, gpus);
+        auto gpu_errors = engine::check_job_settings(*loaded.workflow, options.gpu_labels, gpus,
+                                                     options.slurm ? &*options.slurm : nullptr);
         auto container_errors =
             container::check_containers(*loaded.workflow, options.container_policy);
         gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());

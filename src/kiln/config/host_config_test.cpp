@@ -549,7 +549,7 @@ TEST(SlurmConfig, ErrorsSayWhere) {
   };
   EXPECT_EQ(error("slurm:\n  spool: s\n  pools:\n    - labels: [gpu]\n      partitoin: p\n"),
             "/k/kiln.yml:5:7: error: slurm.pools[0]: unknown key 'partitoin' (known: account, "
-            "exclusive, gpu-model, labels, partition, qos, sbatch_args)");
+            "exclusive, features, gpu-model, labels, nodes, partition, qos, sbatch_args)");
   EXPECT_THAT(error("slurm:\n  pools:\n    - labels: [gpu]\n"),
               ::testing::HasSubstr("/k/kiln.yml:2:3: error: slurm.spool: required"));
   EXPECT_THAT(error("slurm:\n  spool: s\n  pools: []\n"),

@@ -59,6 +59,7 @@ class JobRun : public ActionHost, public StepGroupHost {
   static Result<bool> flag_of(const std::optional<workflow::Text>& text,
                               const expr::Context& context);
 
+  Status prepare_after_check();
   Status prepare();
 
   // container_job.h: services, then the job container; its PATH is the steps' base PATH.

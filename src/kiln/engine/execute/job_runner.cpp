@@ -83,11 +83,14 @@ JobSummary JobRun::run() {
   // a bug. It fails this job as an infrastructure failure; the job is still cleaned up and
   // recorded, and the run (or the server) goes on.
   try {
-    auto status = prepare();
+    auto status = prepare_after_check();
     if (!status) {
-      log_kiln("error", status.error().to_string());
+      // The check's infrastructure failure as it said it; prepare()'s errors as errors.
+      const std::string said =
+          infrastructure_.empty() ? status.error().to_string() : status.error().message;
+      log_kiln("error", said);
       failed_ = true;
-      summary_.reason = status.error().to_string();
+      summary_.reason = said;
     } else {
       start_gpu_telemetry();
       throw_if_injected(job_.id);
@@ -108,6 +111,20 @@ JobSummary JobRun::run() {
   clean_up();
   finish();
   return summary_;
+}
+
+// The before-job check (JobSetup::before_job), then prepare(). A problem the check found stops the
+// job before its steps, as an infrastructure failure with the check's words.
+Status JobRun::prepare_after_check() {
+  if (setup_.before_job) {
+    auto before = setup_.before_job();
+    for (const auto& line : before.lines) log_kiln(line.kind, line.text);
+    if (!before.problem.empty()) {
+      infrastructure_ = "infrastructure failure: " + before.problem;
+      return make_error(ErrorCode::io_error, infrastructure_);
+    }
+  }
+  return prepare();
 }
 
 Status JobRun::prepare() {

@@ -52,6 +52,9 @@ struct JobSetup {
   // the last layer of every step's environment, so no workflow env can widen it.
   std::map<std::string, std::string> gpu_env;
   std::string job_token;  // KILN_JOB_TOKEN: every process of the job carries it
+  // A check before the job's steps (the Slurm agent's health check of the node's GPUs): its
+  // lines go to the job's log; a problem fails the job as an infrastructure failure, no step run.
+  std::function<BeforeJob()> before_job;
   // For a job holding GPUs: their after-job check, run once the job's processes are killed;
   // returns the lines for the job's log and what it found (GpuSupervisor::after_job).
   std::function<AfterJob()> after_job;

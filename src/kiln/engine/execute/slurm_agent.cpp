@@ -3,10 +3,12 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kiln/engine/clock.h"
 #include "kiln/engine/execute/job_runner.h"
 #include "kiln/engine/execute/slurm_job.h"
+#include "kiln/engine/execute/slurm_node.h"
 #include "kiln/engine/place/placer.h"
 #include "kiln/engine/record/masking.h"
 #include "kiln/engine/record/run_recorder.h"
@@ -40,6 +42,12 @@ Result<std::unique_ptr<store::Store>> open_agent_store(const std::string& locati
   store::SqliteStoreOptions sqlite;
   sqlite.mark_interrupted_on_open = false;
   return store::open_sqlite_store(location, sqlite);
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
 }
 
 }  // namespace
@@ -78,10 +86,33 @@ Result<JobSummary> run_slurm_agent(const fs::path& job_file, const exec::CancelT
 
   const core::Environment env = core::current_environment();
   const JobSpec& s = job.spec;
-  recorder.set_job_extra(s.job_row, JobExtra::slurm,
-                         {{"job_id", value_of(env, "SLURM_JOB_ID")},
-                          {"node", value_of(env, "SLURMD_NODENAME")},
-                          {"gpus", value_of(env, "SLURM_JOB_GPUS")}});
+  const std::string node = value_of(env, "SLURMD_NODENAME");
+  const std::string slurm_job = value_of(env, "SLURM_JOB_ID");
+  recorder.set_job_extra(
+      s.job_row, JobExtra::slurm,
+      {{"job_id", slurm_job}, {"node", node}, {"gpus", value_of(env, "SLURM_JOB_GPUS")}});
+
+  // The node's GPUs of the allocation, checked before the steps (the result goes to the job's
+  // log once it is open) and after them, as a host job's are; a failed check drains the node.
+  if (!job.simulate_gpus.empty())
+    job.options.simulate_gpus = replace_all(job.simulate_gpus, "{node}", node);
+  auto allocated = slurm_allocated_gpus(env);
+  SlurmNodeGpus node_gpus({.options = &job.options,
+                           .node = node,
+                           .slurm_job = slurm_job,
+                           .allocated = allocated ? *allocated : std::vector<int>{},
+                           .scontrol = job.bin_dir.empty() ? std::string("scontrol")
+                                                           : (job.bin_dir / "scontrol").string()});
+  store::GpuLease lease;
+  lease.holder = masker.mask(fmt::format("{}: {} / {} (run {}, Slurm job {})", job.repo.name,
+                                         s.workflow.name, s.instance.name, s.run_id, slurm_job));
+  lease.job_token = s.job_token;
+  lease.run_id = s.run_id;
+  BeforeJob before = node_gpus.before_job(lease);
+  if (!allocated)
+    before.lines.push_back(
+        {"warning", fmt::format("the health of the job's GPUs is not checked: {}",
+                                allocated.error().message)});
 
   JobSetup setup;
   setup.options = &job.options;
@@ -94,6 +125,14 @@ Result<JobSummary> run_slurm_agent(const fs::path& job_file, const exec::CancelT
   set_job_spec(setup, s);
   // The GPUs are Slurm's allocation on this node, as its environment names them.
   setup.gpu_env = slurm_gpu_environment(env);
+  setup.gpus = node_gpus.gpus();
+  if (!setup.gpus.empty()) {
+    std::vector<std::string> uuids;
+    for (const auto& gpu : setup.gpus) uuids.push_back(gpu.uuid);
+    setup.gpu_env["KILN_GPU_UUIDS"] = fmt::format("{}", fmt::join(uuids, ","));
+  }
+  setup.before_job = [&before] { return before; };
+  setup.after_job = [&node_gpus, &s] { return node_gpus.after_job(s.job_token); };
   setup.telemetry = job.options.gpu_telemetry;
   setup.kiln_dir = job.kiln_dir;
   setup.cancel = &cancel;

@@ -4,7 +4,8 @@
 // steps, log lines and outputs to the run's store, then its outcome beside the job file. The
 // job's GPUs are Slurm's allocation: CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) as Slurm set
 // it is the last layer of every step's environment, and the job row's extra.slurm records the
-// Slurm job id, the node and the GPUs.
+// Slurm job id, the node and the GPUs. The allocated GPUs are checked before and after the job
+// on the node's own provider (slurm_node.h); one that fails drains the node.
 
 #include <filesystem>
 #include <map>

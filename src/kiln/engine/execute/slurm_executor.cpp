@@ -67,32 +67,48 @@ std::string safe_name(const std::string& text) {
 
 }  // namespace
 
+std::map<std::string, std::string> parse_squeue_states(const std::string& text) {
+  std::map<std::string, std::string> states;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string id, state;
+    if (words >> id) {
+      words >> state;
+      states[id] = state;
+    }
+  }
+  return states;
+}
+
+bool slurm_state_ended(const std::string& state) {
+  static const std::set<std::string> ended = {
+      "BOOT_FAIL",     "CANCELLED", "COMPLETED", "DEADLINE", "FAILED",      "NODE_FAIL",
+      "OUT_OF_MEMORY", "PREEMPTED", "REVOKED",   "TIMEOUT",  "SPECIAL_EXIT"};
+  return ended.contains(state);
+}
+
+std::string slurm_cluster_end(const std::string& state) {
+  if (state == "NODE_FAIL") return "its node failed (NODE_FAIL)";
+  if (state == "PREEMPTED") return "Slurm preempted it (PREEMPTED)";
+  if (state == "BOOT_FAIL") return "its node failed to boot (BOOT_FAIL)";
+  return {};
+}
+
 Result<std::vector<std::string>> sbatch_arguments(const config::SlurmPool& pool,
                                                   const JobSpec& spec, int timeout_minutes) {
   std::vector<std::string> args = {"--parsable"};
-  const gpu::GpuRequest& gpus = spec.gpu_request;
-  if (gpus.all)
-    return make_error(ErrorCode::invalid_input,
-                      "gpu:all cannot be submitted to Slurm: a node's GPU count is Slurm's; ask "
-                      "for gpu:N");
-  if (gpus.count > 0) {
-    std::string type;
-    if (!gpus.model.empty()) {
-      auto it = pool.gres_types.find(gpus.model);
-      if (it == pool.gres_types.end())
-        return make_error(ErrorCode::invalid_input,
-                          fmt::format("gpu-model:{} has no GRES type in kiln.yml's Slurm pool "
-                                      "(slurm.pools[].gpu-model, {}:{})",
-                                      gpus.model, pool.where.file, pool.where.line));
-      type = it->second + ":";
-    }
-    args.push_back(fmt::format("--gres=gpu:{}{}", type, gpus.count));
-  }
+  KILN_TRY(auto gres, pool.gres_of(spec.gpu_request));
+  if (!gres.empty()) args.push_back("--gres=" + gres);
+  KILN_TRY(auto constraint, pool.constraint_of(spec.gpu_request));
+  if (!constraint.empty()) args.push_back("--constraint=" + constraint);
   args.push_back(fmt::format("--time={}", timeout_minutes + k_time_slack_minutes));
   if (!pool.partition.empty()) args.push_back("--partition=" + pool.partition);
   if (!pool.account.empty()) args.push_back("--account=" + pool.account);
   if (!pool.qos.empty()) args.push_back("--qos=" + pool.qos);
   if (pool.exclusive) args.push_back("--exclusive");
+  // A job Slurm requeued itself would run the same job row again; kiln's retry makes a new attempt.
+  args.push_back("--no-requeue");
   const std::string& key = spec.shown_key.empty() ? spec.instance.key : spec.shown_key;
   args.push_back(fmt::format("--job-name=kiln-{}-{}", spec.run_id, safe_name(key)));
   args.push_back(fmt::format("--comment=kiln run {} attempt {} job {} (row {})", spec.run_id,
@@ -113,8 +129,10 @@ struct SlurmExecutor::Job {
   bool cancel_asked = false;  // cancel() was called: scancel it (the watcher does)
   bool scancelled = false;
   StopReason cancel_reason;
-  std::optional<SteadyClock::time_point> gone_since;  // squeue no longer lists it
-  std::optional<SteadyClock::time_point> scancel_at;  // the agent was sent SIGTERM
+  std::optional<SteadyClock::time_point> gone_since;     // squeue no longer lists it
+  std::optional<SteadyClock::time_point> scancel_at;     // the agent was sent SIGTERM
+  std::optional<SteadyClock::time_point> outcome_since;  // the agent's outcome appeared
+  std::string state;                                     // Slurm's, as squeue last listed it
   bool done = false;
 };
 
@@ -181,7 +199,9 @@ void SlurmExecutor::start(JobId id, JobSpec spec, ExecutorEvents& events) {
                     .repo = *context_.repo,
                     .event = *context_.event,
                     .store = context_.options->agent_store,
-                    .kiln_dir = context_.kiln_dir};
+                    .kiln_dir = context_.kiln_dir,
+                    .bin_dir = slurm.bin_dir,
+                    .simulate_gpus = slurm.simulate_gpus};
   if (auto written = write_json_file(job.dir / "job.json", to_json(file), 0600); !written)
     return fail(written.error().message);
 
@@ -253,24 +273,39 @@ void SlurmExecutor::watch() {
       }
       ids += (ids.empty() ? "" : ",") + job->slurm_id;
     }
-    // squeue lists pending, running and completing jobs; one it does not list has ended.
-    auto queued = core::run_command({command("squeue"), "-h", "-o", "%i", "-j", ids}, {},
-                                    std::nullopt, std::chrono::minutes(1));
-    std::set<std::string> listed;
+    // With -t all, squeue lists a job that ended with its end state until slurmctld forgets it
+    // (MinJobAge); one it does not list has ended too.
+    auto queued =
+        core::run_command({command("squeue"), "-h", "-t", "all", "-o", "%i %T", "-j", ids}, {},
+                          std::nullopt, std::chrono::minutes(1));
+    std::map<std::string, std::string> listed;
     bool known = queued && queued->ok();
     if (known) {
-      std::istringstream lines(queued->out);
-      for (std::string line; std::getline(lines, line);) listed.insert(line);
+      listed = parse_squeue_states(queued->out);
     } else if (queued && queued->err.find("Invalid job id") != std::string::npos) {
       known = true;  // every one of them has left slurmctld's memory
     }
     for (Job* job : live) {
+      auto it = listed.find(job->slurm_id);
+      if (it != listed.end() && !it->second.empty()) job->state = it->second;
+      const bool ended = known && (it == listed.end() || slurm_state_ended(it->second));
       const fs::path outcome_file = job->dir / "outcome.json";
       std::error_code ec;
       if (fs::exists(outcome_file, ec)) {
         auto json = read_json_file(outcome_file);
         auto summary =
             json ? outcome_from_json(*json) : Result<JobSummary>(std::unexpected(json.error()));
+        // When the cluster ends a job (a node failure, a preemption) Slurm signals every process
+        // of it, so the agent may still write an outcome: a cancel, a step killed by SIGTERM.
+        // Slurm's end state says which it was; it is waited for (briefly: squeue may fail).
+        if (summary && !job->scancelled) {
+          if (!job->outcome_since) job->outcome_since = SteadyClock::now();
+          if (!ended && SteadyClock::now() - *job->outcome_since < k_outcome_grace) continue;
+          if (!slurm_cluster_end(job->state).empty()) {
+            fail_infra(*job);
+            continue;
+          }
+        }
         if (summary) {
           const JobSpec& s = job->spec;
           summary->key = s.instance.key;
@@ -284,43 +319,56 @@ void SlurmExecutor::watch() {
           continue;
         }
       }
-      if (!known || listed.contains(job->slurm_id)) continue;
+      if (!ended) continue;
       if (!job->gone_since) job->gone_since = SteadyClock::now();
       if (SteadyClock::now() - *job->gone_since < k_outcome_grace) continue;
-      // Gone without the agent's word: the agent, or its node, died.
-      JobSetup setup;
-      setup.observer = &job->observer;
-      setup.recorder = context_.recorder;
-      setup.job = job->spec.workflow.workflow.find_job(job->spec.job_id);
-      setup.job_row = job->spec.job_row;
-      setup.instance = job->spec.instance;
-      setup.labels = job->spec.labels;
       if (job->scancelled) {
         // Cancelled, and the agent did not live to say so (killed after KillWait).
+        const JobSpec& s = job->spec;
         JobSummary summary;
-        summary.key = setup.instance.key;
-        summary.job_id = job->spec.job_id;
-        summary.name = setup.instance.name;
-        summary.store_id = setup.job_row;
-        summary.matrix = setup.instance.matrix;
-        summary.labels = setup.labels;
+        summary.key = s.instance.key;
+        summary.job_id = s.job_id;
+        summary.name = s.instance.name;
+        summary.store_id = s.job_row;
+        summary.matrix = s.instance.matrix;
+        summary.labels = s.labels;
         summary.conclusion = Conclusion::cancelled;
         summary.reason = job->cancel_reason.text;
         summary.failure_class = store::FailureClass::cancelled;
-        context_.recorder->finish_job(setup.job_row, {.conclusion = Conclusion::cancelled,
-                                                      .message = summary.reason,
-                                                      .failure_class = summary.failure_class});
+        context_.recorder->finish_job(s.job_row, {.conclusion = Conclusion::cancelled,
+                                                  .message = summary.reason,
+                                                  .failure_class = summary.failure_class});
         finish(*job, {std::move(summary), job->cancel_reason});
         continue;
       }
-      std::string reason = fmt::format(
-          "infrastructure failure: Slurm job {} ended without the agent's outcome (the agent or "
-          "its node died; Slurm's output: {})",
-          job->slurm_id, (job->dir / fmt::format("slurm-{}.out", job->slurm_id)).string());
-      JobSummary summary = fail_job(setup, reason);
-      finish(*job, {std::move(summary), {StopReason::Kind::infrastructure, reason}});
+      // Gone without the agent's word: the agent, or its node, died.
+      fail_infra(*job);
     }
   }
+}
+
+// The job ended without the agent's word, or the cluster ended it: an infrastructure failure,
+// which the run's retry policy runs again (retry: infra).
+void SlurmExecutor::fail_infra(Job& job) {
+  JobSetup setup;
+  setup.observer = &job.observer;
+  setup.recorder = context_.recorder;
+  setup.job = job.spec.workflow.workflow.find_job(job.spec.job_id);
+  setup.job_row = job.spec.job_row;
+  setup.instance = job.spec.instance;
+  setup.labels = job.spec.labels;
+  const std::string cluster = slurm_cluster_end(job.state);
+  const std::string output = (job.dir / fmt::format("slurm-{}.out", job.slurm_id)).string();
+  std::string reason =
+      cluster.empty()
+          ? fmt::format(
+                "infrastructure failure: Slurm job {} ended without the agent's "
+                "outcome ({}the agent or its node died; Slurm's output: {})",
+                job.slurm_id, job.state.empty() ? "" : "Slurm: " + job.state + "; ", output)
+          : fmt::format("infrastructure failure: Slurm job {} ended: {} (Slurm's output: {})",
+                        job.slurm_id, cluster, output);
+  JobSummary summary = fail_job(setup, reason);
+  finish(job, {std::move(summary), {StopReason::Kind::infrastructure, reason}});
 }
 
 void LabelRouter::start(JobId id, JobSpec spec, ExecutorEvents& events) {

@@ -5,9 +5,12 @@
 // the node Slurm picks, through the same job runner as a host job, writing to the run's store.
 // The files that pass between the two are in slurm_job.h. One watcher thread follows every
 // submitted job: the agent's outcome ends it; a Slurm job that is gone without one (the agent
-// or its node died, a scancel from outside) is an infrastructure failure. cancel() is scancel:
-// Slurm signals the agent (SIGTERM, which cancels the job's steps as Ctrl-C does), and kills
-// what is left after the cluster's KillWait.
+// or its node died, a scancel from outside) is an infrastructure failure, and so is one the
+// cluster ended (NODE_FAIL, PREEMPTED, BOOT_FAIL) even when the agent had time to say
+// "cancelled". Slurm is told not to requeue a job itself (--no-requeue): the run's retry policy
+// runs it again as a new attempt (retry: infra), recorded as such, once by default. cancel() is
+// scancel: Slurm signals the agent (SIGTERM, which cancels the job's steps as Ctrl-C does), and
+// kills what is left after the cluster's KillWait.
 //
 // LabelRouter sends each job to Slurm or to the host executor by its labels.
 
@@ -40,6 +43,14 @@ struct SlurmExecutorContext {
 Result<std::vector<std::string>> sbatch_arguments(const config::SlurmPool& pool,
                                                   const JobSpec& spec, int timeout_minutes);
 
+// `squeue -h -t all -o '%i %T'`: each listed job's state (RUNNING, NODE_FAIL, ...). Pure.
+std::map<std::string, std::string> parse_squeue_states(const std::string& text);
+// Whether a Slurm job in `state` has ended (COMPLETED, FAILED, CANCELLED, NODE_FAIL, ...).
+bool slurm_state_ended(const std::string& state);
+// Why a job that ended in `state` did, when the cluster ended it (NODE_FAIL, PREEMPTED,
+// BOOT_FAIL): an infrastructure failure whatever the agent had time to say. Else empty.
+std::string slurm_cluster_end(const std::string& state);
+
 class SlurmExecutor final : public Executor {
  public:
   explicit SlurmExecutor(SlurmExecutorContext context);
@@ -54,6 +65,7 @@ class SlurmExecutor final : public Executor {
   struct Job;
   void watch();
   void finish(Job& job, JobOutcome outcome);
+  void fail_infra(Job& job);
   std::string command(const std::string& name) const;
 
   SlurmExecutorContext context_;

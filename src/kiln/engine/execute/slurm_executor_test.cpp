@@ -32,11 +32,12 @@ TEST(SlurmExecutor, SbatchArgumentsFromThePoolAndTheRequest) {
   pool.sbatch_args = {"--constraint=ib"};
   auto args = sbatch_arguments(pool, gpu_job(2, "h100"), 30);
   ASSERT_TRUE(args) << args.error().to_string();
-  EXPECT_EQ(*args,
-            (std::vector<std::string>{
-                "--parsable", "--gres=gpu:h100_80g:2", "--time=35", "--partition=gpu",
-                "--account=ml", "--qos=high", "--exclusive", "--job-name=kiln-7-train__a__1_",
-                "--comment=kiln run 7 attempt 1 job train (a, 1) (row 42)", "--constraint=ib"}));
+  EXPECT_EQ(
+      *args,
+      (std::vector<std::string>{
+          "--parsable", "--gres=gpu:h100_80g:2", "--time=35", "--partition=gpu", "--account=ml",
+          "--qos=high", "--exclusive", "--no-requeue", "--job-name=kiln-7-train__a__1_",
+          "--comment=kiln run 7 attempt 1 job train (a, 1) (row 42)", "--constraint=ib"}));
   // Without a model: any GPU type; without GPUs: no --gres.
   auto one = sbatch_arguments(pool, gpu_job(1), 10);
   ASSERT_TRUE(one);
@@ -44,6 +45,22 @@ TEST(SlurmExecutor, SbatchArgumentsFromThePoolAndTheRequest) {
   auto none = sbatch_arguments(pool, gpu_job(0), 10);
   ASSERT_TRUE(none);
   for (const auto& arg : *none) EXPECT_FALSE(arg.starts_with("--gres")) << arg;
+}
+
+TEST(SlurmExecutor, GpuLabelsBecomeAConstraint) {
+  config::SlurmPool pool;
+  gpu::GpuRequest hopper;
+  hopper.arch = "sm_90";
+  pool.features = {{.label = "gpu-arch:sm_90", .means = hopper, .feature = "hopper"}};
+  JobSpec spec = gpu_job(1);
+  spec.gpu_request.arch = "sm_90";
+  auto args = sbatch_arguments(pool, spec, 10);
+  ASSERT_TRUE(args) << args.error().to_string();
+  EXPECT_THAT(*args, Contains("--constraint=hopper"));
+  spec.gpu_request.arch = "sm_80";  // not mapped: not submitted as if any GPU would do
+  auto unmapped = sbatch_arguments(pool, spec, 10);
+  ASSERT_FALSE(unmapped);
+  EXPECT_THAT(unmapped.error().message, HasSubstr("gpu-arch:sm_80 has no Slurm node feature"));
 }
 
 TEST(SlurmExecutor, RequestsSlurmCannotTake) {
@@ -54,6 +71,26 @@ TEST(SlurmExecutor, RequestsSlurmCannotTake) {
   JobSpec all = gpu_job(0);
   all.gpu_request.all = true;
   ASSERT_FALSE(sbatch_arguments(pool, all, 10));
+}
+
+TEST(SlurmExecutor, SqueueStatesAndHowAJobEnded) {
+  auto states = parse_squeue_states("12 RUNNING\n13 NODE_FAIL\n14 COMPLETED\n\n");
+  EXPECT_EQ(states, (std::map<std::string, std::string>{
+                        {"12", "RUNNING"}, {"13", "NODE_FAIL"}, {"14", "COMPLETED"}}));
+  EXPECT_FALSE(slurm_state_ended("RUNNING"));
+  EXPECT_FALSE(slurm_state_ended("COMPLETING"));
+  EXPECT_FALSE(slurm_state_ended("PENDING"));
+  for (const char* ended : {"COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "PREEMPTED",
+                            "BOOT_FAIL", "TIMEOUT", "OUT_OF_MEMORY"})
+    EXPECT_TRUE(slurm_state_ended(ended)) << ended;
+  // The cluster's doing: an infrastructure failure whatever the agent said.
+  EXPECT_THAT(slurm_cluster_end("NODE_FAIL"), HasSubstr("node failed"));
+  EXPECT_THAT(slurm_cluster_end("PREEMPTED"), HasSubstr("preempted"));
+  EXPECT_THAT(slurm_cluster_end("BOOT_FAIL"), HasSubstr("boot"));
+  // Someone's scancel, the agent's own failure: not the cluster's.
+  EXPECT_EQ(slurm_cluster_end("CANCELLED"), "");
+  EXPECT_EQ(slurm_cluster_end("FAILED"), "");
+  EXPECT_EQ(slurm_cluster_end(""), "");
 }
 
 TEST(SlurmAgent, GpuEnvironmentAsSlurmSetIt) {

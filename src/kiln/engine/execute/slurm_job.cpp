@@ -61,6 +61,14 @@ Result<SelectedWorkflow> load_selected(const json& j, const fs::path& root) {
   return wf;
 }
 
+json amount_json(const gpu::MemoryAmount& amount) {
+  return {{"mib", amount.mib}, {"percent", amount.percent}};
+}
+
+gpu::MemoryAmount amount_from(const json& j) {
+  return {j.at("mib").get<std::uint64_t>(), j.at("percent").get<double>()};
+}
+
 }  // namespace
 
 json to_json(const SlurmJobFile& job) {
@@ -99,7 +107,12 @@ json to_json(const SlurmJobFile& job) {
                   {"pull_policy", o.pull_policy},
                   {"actions_mirror", o.actions_mirror ? o.actions_mirror->string() : ""},
                   {"artifact_dir", o.artifact_dir.string()},
-                  {"job_token_prefix", o.job_token_prefix}};
+                  {"job_token_prefix", o.job_token_prefix},
+                  {"gpu_health",
+                   {{"max_used_before_job", amount_json(o.gpu_health.max_used_before_job)},
+                    {"memory_tolerance", amount_json(o.gpu_health.memory_tolerance)},
+                    {"memory_grace_ms", o.gpu_health.memory_grace.count()},
+                    {"provider_deadline_ms", o.gpu_health.provider_deadline.count()}}}};
   const RepositoryInfo& r = job.repo;
   json repo = {{"root", r.root.string()},
                {"name", r.name},
@@ -131,7 +144,9 @@ json to_json(const SlurmJobFile& job) {
           {"repo", repo},
           {"event", event},
           {"store", job.store},
-          {"kiln_dir", job.kiln_dir.string()}};
+          {"kiln_dir", job.kiln_dir.string()},
+          {"bin_dir", job.bin_dir.string()},
+          {"simulate_gpus", job.simulate_gpus}};
 }
 
 Result<SlurmJobFile> slurm_job_from_json(const json& j) {
@@ -172,6 +187,13 @@ Result<SlurmJobFile> slurm_job_from_json(const json& j) {
     options.job_token_prefix = o.at("job_token_prefix");
     // The node's GPUs are Slurm's allocation: no sampler of this host's provider.
     options.gpu_telemetry.enabled = false;
+    const json& health = o.at("gpu_health");
+    options.gpu_health.max_used_before_job = amount_from(health.at("max_used_before_job"));
+    options.gpu_health.memory_tolerance = amount_from(health.at("memory_tolerance"));
+    options.gpu_health.memory_grace =
+        std::chrono::milliseconds(health.at("memory_grace_ms").get<long long>());
+    options.gpu_health.provider_deadline =
+        std::chrono::milliseconds(health.at("provider_deadline_ms").get<long long>());
 
     const json& e = j.at("event");
     plan::Event& event = job.event;
@@ -218,6 +240,8 @@ Result<SlurmJobFile> slurm_job_from_json(const json& j) {
 
     job.store = j.at("store");
     job.kiln_dir = j.at("kiln_dir").get<std::string>();
+    job.bin_dir = j.at("bin_dir").get<std::string>();
+    job.simulate_gpus = j.at("simulate_gpus");
   } catch (const json::exception& e) {
     return make_error(ErrorCode::invalid_input, fmt::format("bad Slurm job file: {}", e.what()));
   }

@@ -2,7 +2,8 @@
 // What passes between the Slurm executor (slurm_executor.h) and `kiln agent` on the node, as
 // files in the job's spool directory (kiln.yml slurm.spool, which both sides see):
 //   job.json      the job: its JobSpec, the run's options, repository and event, and where the
-//                 store is (mode 0600: it holds the run's secrets); written before sbatch.
+//                 store is (mode 0600: it holds the run's secrets), the GPU health policy;
+//                 written before sbatch.
 //   outcome.json  how the job ended (its JobSummary), written by the agent when the job is done
 //                 (to a temporary name, then renamed: a reader sees all of it or none).
 // Everything else a job produces (its row, steps, log lines as they are printed, outputs,
@@ -29,6 +30,8 @@ struct SlurmJobFile {
   plan::Event event;
   std::string store;  // a SQLite file or a postgresql:// URL (RunOptions::agent_store)
   std::filesystem::path kiln_dir;
+  std::filesystem::path bin_dir;  // kiln.yml slurm.bin_dir: where the node's scontrol is
+  std::string simulate_gpus;      // kiln.yml slurm.simulate_gpus ("{node}" not yet replaced)
 };
 
 nlohmann::json to_json(const SlurmJobFile& job);

@@ -235,6 +235,7 @@ AfterJob GpuSupervisor::after_job(const std::string& token) {
                          gpu_name(gpu), reason, gpu.index)});
         found.gpu_faults.push_back(
             fmt::format("{}: {}", gpu_name(gpu), fmt::join(gpu.faults, "; ")));
+        found.quarantined.push_back(found.gpu_faults.back());
         pending.erase(index);
         continue;
       }
@@ -285,6 +286,7 @@ AfterJob GpuSupervisor::after_job(const std::string& token) {
       lines.push_back({"warning", fmt::format("cannot quarantine {}: {}", gpu_name(gpu),
                                               quarantined.error().to_string())});
     lines.push_back({"warning", fmt::format("{} quarantined: {}", gpu_name(gpu), reason)});
+    found.quarantined.push_back(fmt::format("{}: {}", gpu_name(gpu), reason));
   }
   if (auto released = host_->release_gpu_leases(token); !released)
     lines.push_back({"warning", fmt::format("cannot release the GPU leases: {}",

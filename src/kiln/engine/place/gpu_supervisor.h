@@ -55,6 +55,16 @@ struct AfterJob {
   std::vector<std::string> gpu_faults;
   // Memory on the job's GPUs held by processes that were not the job's.
   std::vector<std::string> gpu_busy;
+  // Every GPU the check quarantined (a fault, or memory that did not come back), with why:
+  // "GPU 0 (GPU-…): memory did not come back …". A Slurm node with one is drained.
+  std::vector<std::string> quarantined;
+};
+
+// What a check before the job's steps found (JobSetup::before_job): the lines for the job's log,
+// and, when `problem` is set, why the job must not run (it fails as an infrastructure failure).
+struct BeforeJob {
+  std::vector<JobLogLine> lines;
+  std::string problem;
 };
 
 class GpuSupervisor {

@@ -80,7 +80,8 @@ Result<double> parse_timeout_minutes(const std::string& text, const SourceLocati
 
 workflow::Diagnostics check_job_settings(const workflow::Workflow& workflow,
                                          const gpu::GpuLabelMap& custom,
-                                         const gpu::Inventory* inventory) {
+                                         const gpu::Inventory* inventory,
+                                         const config::SlurmConfig* slurm) {
   workflow::Diagnostics diagnostics;
   auto check_timeout = [&](const std::optional<workflow::Text>& text) {
     if (!text || expr::has_template(text->value)) return;
@@ -125,7 +126,19 @@ workflow::Diagnostics check_job_settings(const workflow::Workflow& workflow,
       continue;
     }
     // A label from a matrix may still add to the request: only whole requests are judged.
-    if (!inventory || templated || !request->wants_gpus()) continue;
+    if (templated) continue;
+    // A job of a Slurm pool goes to the pool's nodes, not this host's GPUs.
+    std::vector<std::string> values;
+    for (const auto& label : labels) values.push_back(label.value);
+    if (const config::SlurmPool* pool = slurm ? slurm->pool_for(values) : nullptr) {
+      if (auto why = pool->never_placed(*request))
+        diagnostics.push_back({workflow::Severity::error,
+                               gpu_request_where(expanded, job.runs_on.where, options_where),
+                               fmt::format("job '{}' asks for {}, which Slurm can never place: {}",
+                                           job.id, request->to_string(), *why)});
+      continue;
+    }
+    if (!inventory || !request->wants_gpus()) continue;
     auto decision = gpu::choose_gpus(*inventory, {}, *request);
     if (decision.verdict != gpu::Verdict::never) continue;
     SourceLocation where = gpu_request_where(expanded, job.runs_on.where, options_where);

@@ -276,7 +276,8 @@ Result<Selection> select_workflows(const RunOptions& options, const RepositoryIn
     selection.diagnostics.insert(selection.diagnostics.end(), loaded.diagnostics.begin(),
                                  loaded.diagnostics.end());
     if (!loaded.workflow) continue;
-    auto gpu_errors = check_job_settings(*loaded.workflow, options.gpu_labels);
+    auto gpu_errors = check_job_settings(*loaded.workflow, options.gpu_labels, nullptr,
+                                         options.slurm ? &*options.slurm : nullptr);
     auto container_errors = container::check_containers(*loaded.workflow, options.container_policy);
     gpu_errors.insert(gpu_errors.end(), container_errors.begin(), container_errors.end());
     selection.diagnostics.insert(selection.diagnostics.end(), gpu_errors.begin(), gpu_errors.end());

@@ -83,9 +83,12 @@ expr::Value typed_inputs(const workflow::Workflow& workflow,
 // malformed one is an error at its label. With an inventory, a request that inventory can never
 // satisfy is an error too, at the label that asks (or the container options line).
 // Limits are checked too: a literal timeout-minutes must parse (parse_timeout_minutes).
+// A job a Slurm pool of `slurm` takes is judged against the pool instead of the inventory: one
+// its nodes can never hold (config::SlurmPool::never_placed) is an error at the label that asks.
 workflow::Diagnostics check_job_settings(const workflow::Workflow& workflow,
                                          const gpu::GpuLabelMap& custom = {},
-                                         const gpu::Inventory* inventory = nullptr);
+                                         const gpu::Inventory* inventory = nullptr,
+                                         const config::SlurmConfig* slurm = nullptr);
 
 // timeout-minutes as written or evaluated: a positive number of minutes, at most a year (a larger
 // one is a typo, and would overflow the clock).
