@@ -222,10 +222,11 @@ class Scheduler final {
   void finish_instance_now(Instance& instance, Conclusion conclusion, const std::string& reason,
                            store::FailureClass failure_class = store::FailureClass::code);
 
-  // Starts queued instances while slots are free: by priority class (aged), in plan order (FIFO)
-  // within one. GPU jobs go through one gpu::QueuePass: the first that must wait reserves its
-  // GPUs, later ones backfill around them. A GPU job leaves the GPUs to a job of a higher class
-  // that another engine call has waiting (RunOptions::gpu_queue).
+  // Starts queued instances while slots are free: by priority class (aged), first come first
+  // served within one (plan order among those queued at once). GPU jobs go through one
+  // gpu::QueuePass: the first that must wait reserves its GPUs, later ones backfill around them.
+  // A GPU job leaves the GPUs to a job of a higher class that another engine call has waiting
+  // (RunOptions::gpu_queue).
   void start_ready();
 
   // A new instance enters the queue: its priority class, since when it waits.
