@@ -74,6 +74,7 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   options.test_quarantine = config.test_quarantine;
   options.max_log_bytes = config.max_log_bytes;
   options.slurm = std::move(config.slurm);
+  options.priority = std::move(config.priority);
   options.keep_failed_for = config.debug_hold;
   options.keep_failed_on_dispatch = config.debug_on_workflow_dispatch;
   // Actions of other repositories: fetched into the host's state directory, beside its store.

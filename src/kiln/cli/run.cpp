@@ -15,6 +15,7 @@
 #include "kiln/container/engine.h"
 #include "kiln/engine/engine.h"
 #include "kiln/exec/process_tracker.h"
+#include "kiln/report/report.h"
 #include "kiln/store/postgres_store.h"
 #include "kiln/workflow/loader.h"
 #include "kiln/workflow/schedule.h"
@@ -89,6 +90,7 @@ nlohmann::ordered_json to_json(const engine::RunReport& report) {
            {"failure_evidence", job.failure_evidence},
            {"order", job.order},
            {"duration_ms", job.duration.count()},
+           {"queue", report::queue_json(job.queue)},
            {"log_dropped_lines", job.log_dropped_lines},
            {"log_dropped_bytes", job.log_dropped_bytes},
            {"matrix", job.matrix},

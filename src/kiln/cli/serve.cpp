@@ -13,6 +13,7 @@
 #include "kiln/cli/api_client.h"
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
+#include "kiln/engine/schedule/gpu_queue.h"
 #include "kiln/exec/process_tracker.h"
 #include "kiln/server/server.h"
 
@@ -79,6 +80,9 @@ int serve_command(const ServeArgs& args) {
   options.base.gpu_telemetry = options.config.gpu_telemetry;
   // kiln.yml slurm: its agents write to the server's own store (docs/scale-out.md "Slurm").
   options.base.slurm = options.config.slurm;
+  // kiln.yml priority: one queue of waiting GPU jobs across the triggers' engine calls.
+  options.base.priority = options.config.priority;
+  options.base.gpu_queue = std::make_shared<engine::GpuQueue>();
   options.base.agent_store =
       !options.config.serve.store_url.empty()
           ? options.config.serve.store_url

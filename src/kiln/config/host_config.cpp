@@ -418,10 +418,10 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
   config.file = file;
   if (!root || root.IsNull()) return config;
   try {
-    KILN_TRY_VOID(
-        reader.mapping(root, "kiln.yml",
-                       {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck",
-                        "actions", "jobs", "host_store_password_file", "retry", "tests", "slurm"}));
+    KILN_TRY_VOID(reader.mapping(
+        root, "kiln.yml",
+        {"host_store", "labels", "gpus", "containers", "debug", "serve", "hipcheck", "actions",
+         "jobs", "host_store_password_file", "retry", "tests", "slurm", "priority"}));
     KILN_TRY_VOID(read_served_labels(reader, root["labels"], config.gpu_labels));
     KILN_TRY_VOID(read_hipcheck(reader, root["hipcheck"], config.hipcheck));
     if (auto actions = root["actions"]; actions && !actions.IsNull()) {
@@ -453,6 +453,7 @@ Result<HostConfig> parse_host_config(std::string_view text, const fs::path& file
     }
     KILN_TRY_VOID(read_serve(reader, root["serve"], config.serve));
     KILN_TRY_VOID(detail::read_slurm(reader, root["slurm"], config.slurm));
+    KILN_TRY_VOID(detail::read_priority(reader, root["priority"], config.priority));
     // A pool's labels are served: through Slurm (a bare `cpu-big` would be unknown otherwise).
     if (config.slurm)
       for (const auto& pool : config.slurm->pools)

@@ -46,6 +46,9 @@
 //       flips: 2                           # fail<->pass on one commit this many times ... (0: off)
 //       runs: 10                           # ... in the test's last this many results
 //       expires: 14d                       # quarantined this long (1m to 365d)
+//   priority:                              # classes that order the queue (priority_config.h)
+//     aging: 10m                           # a waiting job climbs one class per 10m
+//     classes: [{name: release, branch: main, event: push}, {name: pr, event: pull_request}]
 //   slurm:                                 # jobs sent to Slurm (slurm_config.h)
 //     spool: /shared/kiln/spool
 //     pools: [{labels: [gpu], partition: gpu, gpu-model: {h100: h100}}]
@@ -94,6 +97,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/config/priority_config.h"
 #include "kiln/config/slurm_config.h"
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
@@ -221,6 +225,8 @@ struct HostConfig {
   store::TestQuarantinePolicy test_quarantine;
   // slurm: the jobs submitted to Slurm (slurm_config.h, docs/scale-out.md "Slurm").
   std::optional<SlurmConfig> slurm;
+  // priority: the order queued jobs take GPUs and slots in (priority_config.h).
+  PriorityPolicy priority;
 };
 
 // `file` names the text in errors and anchors relative paths.

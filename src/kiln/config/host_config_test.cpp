@@ -261,7 +261,8 @@ TEST(HostConfig, ErrorsSayWhere) {
       {"gpus:\n  telemetry:\n    rate: 1s\n", 3, 5, ""},
       {"runners: 3\n", 1, 1,
        "kiln.yml: unknown key 'runners' (known: actions, containers, debug, gpus, hipcheck, "
-       "host_store, host_store_password_file, jobs, labels, retry, serve, slurm, tests)"},
+       "host_store, host_store_password_file, jobs, labels, priority, retry, serve, slurm, "
+       "tests)"},
       {"host_store: postgresql://kiln:secret@db/kiln\n", 1, 13,
        "host_store: the store URL carries a password: give it in a file "
        "(host_store_password_file), PGPASSWORD or PGPASSFILE instead"},

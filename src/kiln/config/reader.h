@@ -86,6 +86,9 @@ inline std::filesystem::path resolve(const Reader& reader, const std::string& pa
 // serve: (serve_config.cpp).
 Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& serve);
 
+// priority: (priority_config.cpp).
+Status read_priority(const Reader& reader, const YAML::Node& node, PriorityPolicy& policy);
+
 // slurm: (slurm_config.cpp).
 Status read_slurm(const Reader& reader, const YAML::Node& node, std::optional<SlurmConfig>& slurm);
 

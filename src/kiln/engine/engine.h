@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/config/priority_config.h"
 #include "kiln/config/slurm_config.h"
 #include "kiln/container/options.h"
 #include "kiln/core/result.h"
@@ -35,6 +36,7 @@ class Store;
 namespace kiln::engine {
 
 class ConcurrencyRegistry;  // concurrency_registry.h
+class GpuQueue;             // schedule/gpu_queue.h
 
 struct RunOptions {
   std::filesystem::path repository = ".";  // -C: the git repository
@@ -138,6 +140,12 @@ struct RunOptions {
   // Where a Slurm job's agent opens this run's store: the SQLite file or postgresql:// URL the
   // command itself uses (the nodes must reach it: docs/scale-out.md "Slurm").
   std::string agent_store;
+  // kiln.yml priority: the classes whose order queued jobs start in (config/priority_config.h).
+  config::PriorityPolicy priority;
+  // The GPU jobs other engine calls of this process have waiting (`kiln serve`: every
+  // trigger's), so that a job of a higher class in one goes before a lower one in another
+  // (schedule/gpu_queue.h). Null: this call orders its own jobs only (`kiln run`).
+  std::shared_ptr<GpuQueue> gpu_queue;
 };
 
 // Final states of jobs and steps, with GitHub's names (store/records.h).
@@ -213,6 +221,8 @@ struct JobSummary {
   // stored or shown.
   std::uint64_t log_dropped_lines = 0;
   std::uint64_t log_dropped_bytes = 0;
+  // How long it waited to start, and why (schedule/queue_timer.h).
+  store::JobQueueTime queue;
 };
 
 inline constexpr std::size_t k_max_job_annotations = 1000;

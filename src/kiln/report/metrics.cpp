@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <functional>
+#include <iterator>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -33,6 +35,37 @@ void gpu_family(std::string& out, const std::vector<GpuMetrics>& gpus, std::stri
   // A family with no sample is left out entirely (no HELP without a series).
   if (lines.empty()) return;
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}", name, help, name, type, lines);
+}
+
+// kiln_job_queue_seconds: one histogram series per (runs-on labels, GPU model).
+std::string queue_histogram(const std::vector<QueueWait>& waits) {
+  struct Series {
+    std::vector<std::uint64_t> buckets = std::vector<std::uint64_t>(std::size(k_queue_buckets));
+    std::uint64_t count = 0;
+    double sum = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Series> series;
+  for (const auto& wait : waits) {
+    auto& s = series[{wait.labels, wait.gpu_model}];
+    for (std::size_t i = 0; i < std::size(k_queue_buckets); ++i)
+      if (wait.seconds <= k_queue_buckets[i]) ++s.buckets[i];
+    ++s.count;
+    s.sum += wait.seconds;
+  }
+  std::string out =
+      "# HELP kiln_job_queue_seconds Time jobs waited from queued to started (in s), by runs-on "
+      "labels and GPU model.\n# TYPE kiln_job_queue_seconds histogram\n";
+  for (const auto& [key, s] : series) {
+    const auto labels = fmt::format("labels=\"{}\",gpu_model=\"{}\"", escape_label_value(key.first),
+                                    escape_label_value(key.second));
+    for (std::size_t i = 0; i < std::size(k_queue_buckets); ++i)
+      out += fmt::format("kiln_job_queue_seconds_bucket{{{},le=\"{}\"}} {}\n", labels,
+                         number(k_queue_buckets[i]), s.buckets[i]);
+    out += fmt::format("kiln_job_queue_seconds_bucket{{{},le=\"+Inf\"}} {}\n", labels, s.count);
+    out += fmt::format("kiln_job_queue_seconds_sum{{{}}} {}\n", labels, number(s.sum));
+    out += fmt::format("kiln_job_queue_seconds_count{{{}}} {}\n", labels, s.count);
+  }
+  return out;
 }
 
 }  // namespace
@@ -123,6 +156,7 @@ std::string render_prometheus(const std::vector<GpuMetrics>& gpus, const KilnMet
                          it == kiln.jobs_by_status.end() ? 0 : it->second);
     }
   }
+  if (kiln.store_read) out += queue_histogram(kiln.queue_waits);
   if (kiln.serve) {
     const auto& serve = *kiln.serve;
     out +=

@@ -46,9 +46,21 @@ struct ServeMetrics {
   std::map<std::string, std::int64_t> webhook_deliveries;
 };
 
+// One started job's time in the queue, for kiln_job_queue_seconds.
+struct QueueWait {
+  std::string labels;     // its runs-on labels, joined by ','
+  std::string gpu_model;  // of the GPUs it was given ("" for none)
+  double seconds = 0;
+};
+
+// kiln_job_queue_seconds's buckets (upper bounds, seconds): queue times of GPU CI run from
+// seconds to hours.
+inline constexpr double k_queue_buckets[] = {1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200};
+
 struct KilnMetrics {
   std::map<std::string, int> runs_by_status;  // every run of the store
   std::map<std::string, int> jobs_by_status;  // the jobs of runs not finished yet (the queue)
+  std::vector<QueueWait> queue_waits;         // every job of the store that started
   int gpu_leases = 0;                         // leases held on this host
   int gpus_quarantined = 0;
   bool store_read = false;  // false: the store could not be read; its metrics are left out

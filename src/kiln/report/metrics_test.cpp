@@ -25,6 +25,7 @@ std::vector<std::string> check_exposition(const std::string& text) {
   std::vector<std::string> problems;
   std::set<std::string> typed, helped, series;
   std::string current;
+  bool histogram = false;  // the current family's samples are NAME_bucket, NAME_sum, NAME_count
   std::istringstream in(text);
   int number = 0;
   if (!text.empty() && text.back() != '\n') problems.push_back("no newline at the end");
@@ -37,8 +38,13 @@ std::vector<std::string> check_exposition(const std::string& text) {
     } else if (std::regex_match(line, m, type)) {
       if (!typed.insert(m[1]).second) problems.push_back(fmt::format("{}: TYPE twice", number));
       if (m[1] != current) problems.push_back(fmt::format("{}: TYPE apart from its HELP", number));
+      histogram = m[2] == "histogram";
     } else if (std::regex_match(line, m, sample)) {
-      if (m[1] != current) problems.push_back(fmt::format("{}: sample outside its family", number));
+      const std::string name = m[1];
+      const bool in_family = histogram ? name == current + "_bucket" || name == current + "_sum" ||
+                                             name == current + "_count"
+                                       : name == current;
+      if (!in_family) problems.push_back(fmt::format("{}: sample outside its family", number));
       if (!series.insert(m[1].str() + m[2].str()).second)
         problems.push_back(fmt::format("{}: series twice", number));
     } else {
@@ -159,12 +165,48 @@ TEST(MetricsTest, ServeQueueAndWebhookFamilies) {
             std::string::npos);
 }
 
+// kiln_job_queue_seconds: cumulative buckets per (runs-on labels, GPU model), the +Inf bucket
+// equal to the count, the sum in seconds.
+TEST(MetricsTest, QueueTimeHistogramByLabelsAndGpuModel) {
+  KilnMetrics kiln;
+  kiln.store_read = true;
+  kiln.queue_waits = {{"self-hosted,gpu:2", "NVIDIA H200", 0.5},
+                      {"self-hosted,gpu:2", "NVIDIA H200", 45},
+                      {"self-hosted,gpu:2", "NVIDIA H200", 9000},
+                      {"linux", "", 2},
+                      {"say \"hi\"", "", 1}};
+  auto text = render_prometheus({}, kiln);
+  EXPECT_TRUE(check_exposition(text).empty())
+      << testing::PrintToString(check_exposition(text)) << "\n"
+      << text;
+  const std::string h200 = "labels=\"self-hosted,gpu:2\",gpu_model=\"NVIDIA H200\"";
+  for (const auto& [le, count] : std::vector<std::pair<std::string, int>>{
+           {"1", 1}, {"30", 1}, {"60", 2}, {"7200", 2}, {"+Inf", 3}})
+    EXPECT_NE(text.find(fmt::format("kiln_job_queue_seconds_bucket{{{},le=\"{}\"}} {}\n", h200, le,
+                                    count)),
+              std::string::npos)
+        << le << "\n"
+        << text;
+  EXPECT_NE(text.find("kiln_job_queue_seconds_sum{" + h200 + "} 9045.5\n"), std::string::npos);
+  EXPECT_NE(text.find("kiln_job_queue_seconds_count{" + h200 + "} 3\n"), std::string::npos);
+  EXPECT_NE(
+      text.find("kiln_job_queue_seconds_bucket{labels=\"linux\",gpu_model=\"\",le=\"1\"} 0\n"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find("kiln_job_queue_seconds_bucket{labels=\"linux\",gpu_model=\"\",le=\"5\"} 1\n"),
+      std::string::npos);
+  EXPECT_NE(text.find("labels=\"say \\\"hi\\\"\""), std::string::npos) << text;
+}
+
 TEST(MetricsTest, TheCheckerCatchesBrokenText) {
   EXPECT_FALSE(check_exposition("metric{a=\"unterminated} 1\n").empty());
   EXPECT_FALSE(check_exposition("# TYPE m gauge\nm 1\n").empty());  // TYPE without HELP
   EXPECT_FALSE(check_exposition("# HELP m x\n# TYPE m gauge\nm 1\nm 1\n").empty());
   EXPECT_FALSE(check_exposition("# HELP m x\n# TYPE m gauge\nm one\n").empty());
   EXPECT_TRUE(check_exposition("# HELP m x\n# TYPE m gauge\nm{a=\"\\\"\"} 1.5e3\n").empty());
+  EXPECT_FALSE(check_exposition("# HELP m x\n# TYPE m gauge\nm_bucket{le=\"1\"} 1\n").empty());
+  EXPECT_TRUE(check_exposition("# HELP m x\n# TYPE m histogram\nm_bucket{le=\"1\"} 1\nm_count 1\n")
+                  .empty());
 }
 
 }  // namespace

@@ -46,6 +46,17 @@ std::string table(const std::vector<std::vector<std::string>>& rows, const std::
   return out;
 }
 
+// "    queued 12.4 s (class release; gpus 10.1 s, priority 2.3 s)" for a job that started.
+std::string queue_line(const Json& queue) {
+  if (!queue["seconds"].is_number()) return "";
+  std::string why;
+  for (const auto& [reason, seconds] : queue["waited"].items())
+    why += fmt::format(", {} {}", reason, format_number(seconds.get<double>(), "s"));
+  return fmt::format(
+      "    queued {} (class {}{})\n", format_number(queue["seconds"].get<double>(), "s"),
+      format_value(queue["priority"]).empty() ? "-" : format_value(queue["priority"]), why);
+}
+
 }  // namespace
 
 std::string render_text(const Json& report) {
@@ -73,6 +84,7 @@ std::string render_text(const Json& report) {
     if (job.contains("failure_class") && job["failure_class"].is_string())
       out += fmt::format("    class {}: {}\n", format_value(job["failure_class"]),
                          format_value(job["failure_evidence"]));
+    if (job.contains("queue")) out += queue_line(job["queue"]);
     for (const auto& step : job["steps"])
       out += fmt::format(
           "    {:<9} {:>8}  {}\n",

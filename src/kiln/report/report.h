@@ -40,6 +40,12 @@ struct ReportOptions {
 // "gpu_sample_count".
 Json gpu_series(const std::vector<store::GpuSampleRecord>& samples);
 
+// A job's queue time (store/records.h JobQueueTime), as the report's jobs, `kiln run --json` and
+// the API carry it: {"priority": class, "queued_at": ms|null, "seconds": s|null (null: it did not
+// start), "waited": {"gpus": s, "priority": s, ...} (the reasons it waited for, each in seconds),
+// "gpu_model": model of its GPUs ("" for none)}.
+Json queue_json(const store::JobQueueTime& queue);
+
 // not_found when the run does not exist.
 Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
                               const ReportOptions& options = {});

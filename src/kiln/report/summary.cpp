@@ -51,6 +51,18 @@ Json gpu_series(const std::vector<store::GpuSampleRecord>& samples) {
   return series;
 }
 
+Json queue_json(const store::JobQueueTime& queue) {
+  Json waited = Json::object();
+  for (const auto& [reason, ms] : queue.reasons_ms)
+    waited[reason] = static_cast<double>(ms) / 1000.0;
+  return {{"priority", queue.priority},
+          {"queued_at", queue.queued_at > 0 ? Json(queue.queued_at) : Json(nullptr)},
+          {"seconds",
+           queue.waited_ms ? Json(static_cast<double>(*queue.waited_ms) / 1000.0) : Json(nullptr)},
+          {"waited", std::move(waited)},
+          {"gpu_model", queue.gpu_model}};
+}
+
 Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
                               const ReportOptions& options) {
   KILN_TRY(auto detail, store.get_run_detail(run_id));
@@ -94,6 +106,7 @@ Result<Json> build_run_report(store::Store& store, std::int64_t run_id,
                                       : Json(std::string(store::to_string(job.failure_class)))},
                 {"failure_evidence", job.failure_evidence},
                 {"labels", job.labels.is_array() ? Json(job.labels) : Json::array()}};
+    row["queue"] = queue_json(job.queue);
     row["gpus"] = job.extra.contains("gpus") ? Json(job.extra["gpus"]) : Json::array();
     // The telemetry's per-job summary (peak/mean memory, utilization, energy...), when present.
     row["gpu_summary"] = job.extra.contains("gpu") ? Json(job.extra["gpu"]) : Json(nullptr);

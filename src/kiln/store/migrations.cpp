@@ -326,7 +326,20 @@ CREATE INDEX log_chunks_by_run ON log_chunks (run_id, seq);
 CREATE INDEX log_chunks_by_job ON log_chunks (job_id, seq);
 )sql";
 
-constexpr std::array<Migration, 13> k_migrations = {
+// v14: queue time (issue 24, records.h JobQueueTime): when a job was queued (NULL: recorded
+// before), how long it waited to start (NULL: it did not start), the milliseconds it waited by
+// reason (a JSON object: "gpus", "priority", "concurrency", ...), its priority class (kiln.yml
+// priority:; '' before) and the model of the GPUs it was given ('' for none), which
+// kiln_job_queue_seconds is counted by. Plain columns that PostgreSQL takes translated.
+constexpr std::string_view k_v14_queue_time = R"sql(
+ALTER TABLE jobs ADD COLUMN queued_at INTEGER;
+ALTER TABLE jobs ADD COLUMN queue_ms INTEGER;
+ALTER TABLE jobs ADD COLUMN queue_reasons TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE jobs ADD COLUMN priority TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN gpu_model TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 14> k_migrations = {
     k_v1_core,
     k_v2_gpus,
     k_v3_benchmarks,
@@ -340,6 +353,7 @@ constexpr std::array<Migration, 13> k_migrations = {
     k_v11_failure_class,
     k_v12_test_quarantine,
     Migration(k_v13_log_chunks_check, /*postgres_sql=*/""),
+    k_v14_queue_time,
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 //   sees the secret values, so it cannot mask them itself).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,6 +117,25 @@ struct Run {
   std::int64_t rerun_of = 0;
 };
 
+// How long a job waited to start, and why (docs/reports.md "Queue time"). Reasons: "slots" (this
+// host's --max-parallel), "max-parallel" (the job's strategy.max-parallel), "concurrency" (a
+// concurrency group), "priority" (a job of a higher class waits for the GPUs), "gpus" (the GPUs
+// it asks for are busy), "approval" (the pull request waited to be approved).
+struct JobQueueTime {
+  std::string priority{};  // its class (kiln.yml priority:); "" for jobs recorded before them
+  TimeMs queued_at = 0;    // its needs were done (0: not recorded)
+  std::optional<std::int64_t> waited_ms{};  // queued to started; none: it did not start
+  std::map<std::string, std::int64_t> reasons_ms{};
+  std::string gpu_model{};  // of the GPUs it was given ("" for none)
+};
+
+// One started job's wait, for the kiln_job_queue_seconds histogram (Store::list_queue_times).
+struct QueueSample {
+  std::vector<std::string> labels;  // runs-on
+  std::string gpu_model;
+  std::int64_t waited_ms = 0;
+};
+
 struct Job {
   std::int64_t id = 0;
   std::int64_t run_id = 0;
@@ -137,6 +157,7 @@ struct Job {
   // Why it failed (none: it did not), and the line of evidence that says so.
   FailureClass failure_class = FailureClass::none;
   std::string failure_evidence{};
+  JobQueueTime queue{};
 };
 
 struct Step {

@@ -61,6 +61,12 @@ Result<Run> read_run(const Statement& row) {
   return run;
 }
 
+nlohmann::json queue_reasons_json(const JobQueueTime& queue) {
+  nlohmann::json reasons = nlohmann::json::object();
+  for (const auto& [reason, ms] : queue.reasons_ms) reasons[reason] = ms;
+  return reasons;
+}
+
 Result<Job> read_job(const Statement& row) {
   Job job;
   job.id = row.int64(0);
@@ -83,6 +89,14 @@ Result<Job> read_job(const Statement& row) {
     KILN_TRY(job.failure_class, parse_failure_class(text));
   }
   job.failure_evidence = row.text(16);
+  job.queue.queued_at = row.is_null(17) ? 0 : row.time(17);
+  if (!row.is_null(18)) job.queue.waited_ms = row.int64(18);
+  KILN_TRY(auto reasons, read_json(row, 19));
+  if (reasons.is_object())
+    for (const auto& [reason, ms] : reasons.items())
+      if (ms.is_number_integer()) job.queue.reasons_ms[reason] = ms.get<std::int64_t>();
+  job.queue.priority = row.text(20);
+  job.queue.gpu_model = row.text(21);
   return job;
 }
 

@@ -20,7 +20,8 @@
   "attempt, rerun_of"
 #define KILN_SQL_JOB_COLUMNS                                                              \
   "id, run_id, key, workflow_job_id, name, status, conclusion, matrix, labels, outputs, " \
-  "started_at, finished_at, exit_code, message, extra, failure_class, failure_evidence"
+  "started_at, finished_at, exit_code, message, extra, failure_class, failure_evidence, " \
+  "queued_at, queue_ms, queue_reasons, priority, gpu_model"
 #define KILN_SQL_STEP_COLUMNS                                                          \
   "id, job_id, step_index, name, status, outcome, conclusion, exit_code, started_at, " \
   "finished_at, outputs"
@@ -42,6 +43,8 @@ void bind_conclusion(sql::Statement& statement, int index, std::optional<Conclus
 // One record from the current row of a statement that selected KILN_SQL_<RECORD>_COLUMNS.
 Result<Run> read_run(const sql::Statement& row);
 Result<Job> read_job(const sql::Statement& row);
+// JobQueueTime::reasons_ms as the queue_reasons column holds it: an object of milliseconds.
+nlohmann::json queue_reasons_json(const JobQueueTime& queue);
 Result<Step> read_step(const sql::Statement& row);
 Result<Artifact> read_artifact(const sql::Statement& row);
 Result<LogChunk> read_log_chunk(const sql::Statement& row);

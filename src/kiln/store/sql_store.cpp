@@ -210,8 +210,9 @@ Result<std::int64_t> SqlStore::create_job(const Job& job) {
   static constexpr std::string_view k_sql =
       "INSERT INTO jobs (run_id, key, workflow_job_id, name, status, conclusion, matrix, labels, "
       "outputs, started_at, finished_at, exit_code, message, extra, failure_class, "
-      "failure_evidence) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+      "failure_evidence, queued_at, queue_ms, queue_reasons, priority, gpu_model) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19, ?20, ?21)";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
@@ -230,7 +231,12 @@ Result<std::int64_t> SqlStore::create_job(const Job& job) {
       .bind(13, job.message)
       .bind(14, json_text(job.extra))
       .bind(15, failure_class_text(job.failure_class))
-      .bind(16, job.failure_evidence);
+      .bind(16, job.failure_evidence)
+      .bind_time(17, job.queue.queued_at)
+      .bind(18, job.queue.waited_ms)
+      .bind(19, json_text(rows::queue_reasons_json(job.queue)))
+      .bind(20, job.queue.priority)
+      .bind(21, job.queue.gpu_model);
   if (auto done = use->run(); !done) {
     if (use->violation() == sql::Violation::foreign_key) {
       return fail(ErrorCode::not_found, "no run with id {}", job.run_id);
@@ -248,7 +254,8 @@ Status SqlStore::update_job(const Job& job) {
       "UPDATE jobs SET workflow_job_id = ?2, name = ?3, status = ?4, conclusion = ?5, "
       "matrix = ?6, labels = ?7, outputs = ?8, started_at = ?9, finished_at = ?10, "
       "exit_code = ?11, message = ?12, extra = ?13, failure_class = ?14, "
-      "failure_evidence = ?15 WHERE id = ?1";
+      "failure_evidence = ?15, queued_at = ?16, queue_ms = ?17, queue_reasons = ?18, "
+      "priority = ?19, gpu_model = ?20 WHERE id = ?1";
   std::lock_guard lock(mutex_);
   KILN_TRY(auto* statement, cached(k_sql));
   StatementUse use(*statement);
@@ -266,7 +273,12 @@ Status SqlStore::update_job(const Job& job) {
       .bind(12, job.message)
       .bind(13, json_text(job.extra))
       .bind(14, failure_class_text(job.failure_class))
-      .bind(15, job.failure_evidence);
+      .bind(15, job.failure_evidence)
+      .bind_time(16, job.queue.queued_at)
+      .bind(17, job.queue.waited_ms)
+      .bind(18, json_text(rows::queue_reasons_json(job.queue)))
+      .bind(19, job.queue.priority)
+      .bind(20, job.queue.gpu_model);
   KILN_TRY_VOID(use->run());
   if (db_->changes() == 0) return fail(ErrorCode::not_found, "no job with id {}", job.id);
   return {};
@@ -308,6 +320,24 @@ Result<std::vector<Job>> SqlStore::list_jobs(std::int64_t run_id) {
   KILN_TRY(auto jobs, list_jobs_locked(run_id));
   if (jobs.empty()) KILN_TRY_VOID(require_row_locked(k_run_exists, run_id, "run"));
   return jobs;
+}
+
+Result<std::vector<QueueSample>> SqlStore::list_queue_times() {
+  static constexpr std::string_view k_sql =
+      "SELECT labels, gpu_model, queue_ms FROM jobs WHERE queue_ms IS NOT NULL";
+  std::lock_guard lock(mutex_);
+  KILN_TRY(auto* statement, cached(k_sql));
+  StatementUse use(*statement);
+  return read_all<QueueSample>(*use, [](const sql::Statement& row) -> Result<QueueSample> {
+    QueueSample sample;
+    KILN_TRY(auto labels, rows::read_json(row, 0));
+    if (labels.is_array())
+      for (const auto& label : labels)
+        if (label.is_string()) sample.labels.push_back(label.get<std::string>());
+    sample.gpu_model = row.text(1);
+    sample.waited_ms = row.int64(2);
+    return sample;
+  });
 }
 
 // --- steps ------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ class SqlStore final : public Store {
   Status set_job_status(std::int64_t job_id, JobStatus status, TimeMs at) override;
   Result<Job> get_job(std::int64_t job_id) override;
   Result<std::vector<Job>> list_jobs(std::int64_t run_id) override;
+  Result<std::vector<QueueSample>> list_queue_times() override;
 
   Result<std::int64_t> create_step(const Step& step) override;
   Status update_step(const Step& step) override;

@@ -72,6 +72,8 @@ class Store {
   virtual Result<Job> get_job(std::int64_t job_id) = 0;
   // The jobs of a run in creation order (not_found if the run does not exist).
   virtual Result<std::vector<Job>> list_jobs(std::int64_t run_id) = 0;
+  // Every job that started, with the time it waited in the queue (kiln_job_queue_seconds).
+  virtual Result<std::vector<QueueSample>> list_queue_times() = 0;
 
   // Steps. create_step ignores step.id and returns the new row id.
   virtual Result<std::int64_t> create_step(const Step& step) = 0;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "kiln/engine/collect/gpu_sample_writer.h"
 #include "kiln/engine/place/gpu_supervisor.h"
@@ -83,6 +84,11 @@ Result<HostMetrics> gather_host_metrics(const RunOptions& options, store::Store&
     KILN_TRY(auto jobs, store.list_jobs(run.id));
     for (const auto& job : jobs) ++kiln.jobs_by_status[std::string(store::to_string(job.status))];
   }
+  KILN_TRY(auto waits, store.list_queue_times());
+  for (const auto& wait : waits)
+    kiln.queue_waits.push_back({.labels = fmt::format("{}", fmt::join(wait.labels, ",")),
+                                .gpu_model = wait.gpu_model,
+                                .seconds = static_cast<double>(wait.waited_ms) / 1000.0});
   return metrics;
 }
 

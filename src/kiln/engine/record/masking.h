@@ -68,6 +68,9 @@ class MaskingStore final : public store::Store {
   Result<std::vector<store::Job>> list_jobs(std::int64_t run_id) override {
     return inner_.list_jobs(run_id);
   }
+  Result<std::vector<store::QueueSample>> list_queue_times() override {
+    return inner_.list_queue_times();
+  }
 
   Result<std::int64_t> create_step(const store::Step& step) override;
   Status update_step(const store::Step& step) override;

@@ -111,6 +111,10 @@ void StoreRunRecorder::start_job(std::int64_t job_id) {
         "a job's start");
 }
 
+void StoreRunRecorder::record_queue(std::int64_t job_id, const store::JobQueueTime& queue) {
+  update_job(job_id, "a job's queue time", [&](store::Job& row) { row.queue = queue; });
+}
+
 void StoreRunRecorder::finish_job(std::int64_t job_id, const JobResult& result) {
   update_job(job_id, "a job's result", [&](store::Job& row) {
     row.status = to_job_status(result.conclusion);
@@ -118,6 +122,7 @@ void StoreRunRecorder::finish_job(std::int64_t job_id, const JobResult& result) 
     row.message = result.message;
     row.failure_class = result.failure_class;
     row.failure_evidence = result.failure_evidence;
+    if (result.queue) row.queue = *result.queue;
     row.finished_at = clock_.wall_ms();
     if (!result.outputs.is_null()) row.outputs = result.outputs;
     if (!row.extra.is_object()) row.extra = nlohmann::json::object();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,8 @@ struct JobResult {
   std::vector<std::pair<JobExtra, nlohmann::json>> extras = {};
   store::FailureClass failure_class = store::FailureClass::none;  // failure_class.h
   std::string failure_evidence = {};
+  // A job that ended without starting: what it waited for (none: left as recorded).
+  std::optional<store::JobQueueTime> queue = std::nullopt;
 };
 
 class RunRecorder {
@@ -64,6 +67,9 @@ class RunRecorder {
   virtual void reuse_job(std::int64_t job_id, const store::Job& earlier) = 0;
   // A job the executor started is running.
   virtual void start_job(std::int64_t job_id) = 0;
+  // How long a job waited in the queue and why: written when it leaves the queue (it starts,
+  // or ends without starting).
+  virtual void record_queue(std::int64_t job_id, const store::JobQueueTime& queue) = 0;
   // A job's end, written at once with its outputs and extras (a reader never sees a finished job
   // without them): one that ran, or one that ended without running (skipped, cancelled while
   // queued, failed while planned: no outputs, no extras).
@@ -91,6 +97,7 @@ class StoreRunRecorder final : public RunRecorder {
   void set_job_extra(std::int64_t job_id, JobExtra key, nlohmann::json value) override;
   void reuse_job(std::int64_t job_id, const store::Job& earlier) override;
   void start_job(std::int64_t job_id) override;
+  void record_queue(std::int64_t job_id, const store::JobQueueTime& queue) override;
   void finish_job(std::int64_t job_id, const JobResult& result) override;
   std::vector<std::string> reuse_artifacts(const store::Job& earlier, std::int64_t run_id,
                                            std::int64_t job_id,

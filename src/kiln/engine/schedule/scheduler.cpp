@@ -17,7 +17,13 @@ Scheduler::Scheduler(const RunOptions& options, const RepositoryInfo& repo,
       observer_(seams.observer),
       recorder_(seams.recorder),
       kiln_dir_(repo.root / ".kiln"),
-      max_parallel_(std::max(1, seams.max_parallel)) {}
+      max_parallel_(std::max(1, seams.max_parallel)) {
+  if (options_.gpu_queue) gpu_queue_owner_ = options_.gpu_queue->join();
+}
+
+Scheduler::~Scheduler() {
+  if (options_.gpu_queue) options_.gpu_queue->leave(gpu_queue_owner_);
+}
 
 // Makes this a re-run of `earlier` (RunOptions::rerun); with failed_only, `earlier_jobs`
 // are the jobs whose successes may be reused.
@@ -123,25 +129,6 @@ bool Scheduler::workflow_done(const WorkflowState& wf) const {
                      [](const auto& node) { return node->state == Node::State::done; });
 }
 
-// Starts queued instances while slots are free, in plan order (FIFO). GPU jobs go through
-// one pass of the Placer: the first that must wait reserves its GPUs, later ones backfill around
-// them.
-void Scheduler::start_ready() {
-  seams_.placer.begin_pass();
-  for (auto& wf : workflows_)
-    for (auto& node : wf->nodes)
-      for (auto& instance : node->instances) {
-        if (instance.state != Instance::State::queued) continue;
-        // --max-parallel bounds the jobs on this host; Slurm queues the ones sent to it.
-        instance.on_slurm = options_.slurm && options_.slurm->pool_for(instance.labels);
-        if (!instance.on_slurm && running_ >= max_parallel_) continue;
-        if (node->plan.max_parallel > 0 && node->running >= node->plan.max_parallel) continue;
-        if (!claim(instance.claim)) continue;
-        if (!place_on_gpus(instance)) continue;
-        launch(*wf, *node, instance);
-      }
-}
-
 // The job as the observer shows it: its key, or "workflow/key" (WorkflowState::shown_prefix).
 std::string Scheduler::shown(const Instance& instance) {
   return instance.node->workflow->shown_prefix + instance.planned.key;
@@ -161,6 +148,9 @@ std::string Scheduler::job_token(const Instance& instance) const {
 
 void Scheduler::launch(WorkflowState& wf, Node& node, Instance& instance) {
   instance.state = Instance::State::running;
+  instance.summary.queue = instance.queue.end(seams_.clock.now(), /*started=*/true);
+  if (!instance.gpus.empty()) instance.summary.queue.gpu_model = instance.gpus.front().model;
+  recorder_.record_queue(instance.job_row, instance.summary.queue);
   if (!instance.on_slurm) ++running_;
   ++node.running;
   JobSpec spec;

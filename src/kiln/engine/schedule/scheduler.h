@@ -8,7 +8,8 @@
 // group was granted or cancelled by another engine call, Ctrl-C — and calls advance().
 // Defined across scheduler.cpp (starting, events, progress), scheduler_resolve.cpp (a job's
 // `if`, instances and calls), scheduler_finish.cpp (results), scheduler_cancel.cpp
-// (concurrency groups and cancels) and scheduler_gpus.cpp (GPU placement).
+// (concurrency groups and cancels), scheduler_gpus.cpp (GPU placement) and scheduler_queue.cpp
+// (the order of the queue: priority classes, queue time).
 
 #include <chrono>
 #include <condition_variable>
@@ -27,6 +28,8 @@
 #include "kiln/engine/plan/repository.h"
 #include "kiln/engine/record/run_recorder.h"
 #include "kiln/engine/schedule/concurrency_registry.h"
+#include "kiln/engine/schedule/gpu_queue.h"
+#include "kiln/engine/schedule/queue_timer.h"
 #include "kiln/gpu/request.h"
 #include "kiln/store/records.h"
 
@@ -59,6 +62,9 @@ struct Instance {
   std::string token;               // its KILN_JOB_TOKEN, set when it is placed
   SourceLocation gpu_where;        // the runs-on label that asks for GPUs, for messages
   bool said_waiting = false;       // "waiting for GPUs" is printed once
+  bool said_outranked = false;     // and "waiting for a higher class" too
+  int priority_rank = 0;           // its class's (kiln.yml priority:), before aging
+  QueueTimer queue;                // since when it waits, and why
   bool reused = false;             // a re-run took it over from the earlier attempt
   bool on_slurm = false;           // sent to a Slurm pool: no local slot, no local GPUs
   JobSummary summary;
@@ -130,6 +136,9 @@ class Scheduler final {
   // The selection (and the workflows it holds) must outlive the scheduler.
   Scheduler(const RunOptions& options, const RepositoryInfo& repo, const plan::Event& event,
             SchedulerSeams seams);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
 
   // Makes this a re-run of `earlier` (RunOptions::rerun); with failed_only, `earlier_jobs`
   // are the jobs whose successes may be reused.
@@ -213,10 +222,20 @@ class Scheduler final {
   void finish_instance_now(Instance& instance, Conclusion conclusion, const std::string& reason,
                            store::FailureClass failure_class = store::FailureClass::code);
 
-  // Starts queued instances while slots are free, in plan order (FIFO). GPU jobs go through
-  // one gpu::QueuePass: the first that must wait reserves its GPUs, later ones backfill around
-  // them.
+  // Starts queued instances while slots are free: by priority class (aged), first come first
+  // served within one (plan order among those queued at once). GPU jobs go through one
+  // gpu::QueuePass: the first that must wait reserves its GPUs, later ones backfill around them.
+  // A GPU job leaves the GPUs to a job of a higher class that another engine call has waiting
+  // (RunOptions::gpu_queue).
   void start_ready();
+
+  // A new instance enters the queue: its priority class, since when it waits.
+  void enqueue(WorkflowState& wf, Node& node, Instance& instance);
+  // Its class at `now`, after aging.
+  int effective_rank(const Instance& instance, std::chrono::steady_clock::time_point now) const;
+  // True when another engine call has a job of a higher class waiting for GPUs (said once).
+  bool outranked(Instance& instance, int rank, std::chrono::steady_clock::time_point now);
+  GpuQueue::Waiter waiter(const Instance& instance) const;
 
   // The job as the observer shows it: its key, or "workflow/key" (WorkflowState::shown_prefix).
   static std::string shown(const Instance& instance);
@@ -271,6 +290,7 @@ class Scheduler final {
   std::map<std::string, CallScope*> scope_claims_;
   std::map<std::string, std::unique_ptr<SelectedWorkflow>> called_;  // by `uses:` text
   std::map<std::string, std::string> unresolved_;                    // Selection::unresolved
+  int gpu_queue_owner_ = 0;  // this call's GpuQueue::join id (RunOptions::gpu_queue)
   int last_done_ = -1;
   std::vector<std::string> last_running_;
   std::optional<store::Run> earlier_;           // the run this one repeats (a re-run)

@@ -31,10 +31,13 @@ void Scheduler::finish_instance_now(Instance& instance, Conclusion conclusion,
     failure_class = FailureClass::none;
   instance.summary.failure_class = failure_class;
   instance.summary.failure_evidence = failure_class == FailureClass::none ? "" : reason;
+  // A job that waited and never started (cancelled in the queue) keeps what it waited for.
+  instance.summary.queue = instance.queue.end(seams_.clock.now(), /*started=*/false);
   recorder_.finish_job(instance.job_row, {.conclusion = conclusion,
                                           .message = reason,
                                           .failure_class = instance.summary.failure_class,
-                                          .failure_evidence = instance.summary.failure_evidence});
+                                          .failure_evidence = instance.summary.failure_evidence,
+                                          .queue = instance.summary.queue});
   if (conclusion == Conclusion::failure) observer_.job_line(shown(instance), "error", reason);
   finished_to_observer(instance);
 }
@@ -53,6 +56,7 @@ void Scheduler::on_instance_finished(WorkflowState& wf, Node& node, Instance& in
     outcome.stop = instance.stop;
   }
   summary.order = ++finished_count_;
+  summary.queue = std::move(instance.summary.queue);  // written when it started (launch)
   instance.summary = std::move(summary);
   release(instance.claim);
   instance.gpus.clear();

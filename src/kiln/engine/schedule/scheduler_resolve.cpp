@@ -242,6 +242,7 @@ void Scheduler::resolve(WorkflowState& wf, Node& node) {
       else
         error = value.error().to_string();
     }
+    enqueue(wf, node, instance);
     store::Job row;
     row.run_id = wf.run.id;
     row.key = instance.planned.key;
@@ -251,6 +252,7 @@ void Scheduler::resolve(WorkflowState& wf, Node& node) {
     row.matrix = expr::Value::parse(instance.planned.matrix.dump());
     row.labels = instance.labels;
     row.extra["graph"] = graph_of(node);
+    row.queue = instance.queue.record();  // its class and since when; the wait when it leaves
     instance.job_row = recorder_.create_job(row);
     instance.claim.id = fmt::format("job:{}:{}", wf.run.id, instance.planned.key);
     instance_claims_[instance.claim.id] = &instance;
