@@ -1,6 +1,7 @@
 #include "kiln/server/api_json.h"
 
 #include "kiln/report/markdown.h"
+#include "kiln/report/report.h"
 
 namespace kiln::server {
 
@@ -71,6 +72,8 @@ json job_json(const store::JobDetail& detail) {
           // Its steps' ::error/::warning/::notice with file, line and the step's index (null:
           // set-up or clean-up), in order; jobs stored before kiln kept them have none.
           {"annotations", extra_field(job.extra, "annotations", json::array())},
+          // How long it was queued and why (its priority class, the wait per reason).
+          {"queue", report::queue_json(job.queue)},
           {"steps", steps}};
 }
 

@@ -41,6 +41,11 @@ TEST(ApiJson, RunsCarryTheirTriggerAndCommitAndJobsTheirAnnotations) {
                             {"file", "src/a.cu"},
                             {"line", 12},
                             {"step", 1}}}}};
+  annotated.job.queue = {.priority = "main",
+                         .queued_at = 5000,
+                         .waited_ms = 1500,
+                         .reasons_ms = {{"gpus", 1200}},
+                         .gpu_model = "H200"};
   store::JobDetail plain;
   plain.job.key = "lint";
   detail.jobs = {annotated, plain};
@@ -57,6 +62,10 @@ TEST(ApiJson, RunsCarryTheirTriggerAndCommitAndJobsTheirAnnotations) {
   EXPECT_EQ(json["jobs"][0]["annotations"][0]["step"], 1);
   EXPECT_TRUE(json["jobs"][1]["annotations"].is_array());
   EXPECT_TRUE(json["jobs"][1]["annotations"].empty());
+  EXPECT_EQ(json["jobs"][0]["queue"]["priority"], "main");
+  EXPECT_DOUBLE_EQ(json["jobs"][0]["queue"]["seconds"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(json["jobs"][0]["queue"]["waited"]["gpus"].get<double>(), 1.2);
+  EXPECT_TRUE(json["jobs"][1]["queue"]["seconds"].is_null());  // it did not start
 
   store::Run bare;  // a run of `kiln run`, or one stored before
   bare.id = 10;
