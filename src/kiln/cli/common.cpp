@@ -70,6 +70,7 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
       KILN_TRY_VOID(core::check_unreadable_by(config.host_store->file, *config.job_user));
     options.job_user = std::move(config.job_user);
   }
+  KILN_TRY_VOID(apply_job_limits(config, options));
   options.retry = config.retry;
   options.test_quarantine = config.test_quarantine;
   options.max_log_bytes = config.max_log_bytes;
@@ -80,6 +81,19 @@ Status apply_host_config(const std::string& config_flag, engine::RunOptions& opt
   // Actions of other repositories: fetched into the host's state directory, beside its store.
   options.actions_fetcher = exec::repository_fetcher(
       {config.actions_url, store::host_state_dir(options.host_store) / "actions"});
+  return {};
+}
+
+Status apply_job_limits(const config::HostConfig& config, engine::RunOptions& options) {
+  if (!config.job_limits.any()) return {};
+  auto host = core::find_cgroup_host();
+  if (host.layout == core::CgroupHost::Layout::none)
+    return fail_at(config.job_limits_where,
+                   "jobs.limits: this host cannot give jobs cgroups ({}); the jobs do not run "
+                   "without their limits",
+                   host.why_not);
+  options.job_limits = config.job_limits;
+  options.cgroup_host = std::move(host);
   return {};
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "kiln/config/host_config.h"
 #include "kiln/core/result.h"
 #include "kiln/engine/engine.h"
 #include "kiln/store/store.h"
@@ -27,6 +28,10 @@ Result<std::unique_ptr<store::Store>> open_store(const std::optional<std::filesy
 // defaults; config/host_config.h) applied to the options: custom GPU labels, GPU health, the
 // host store.
 Status apply_host_config(const std::string& config_flag, engine::RunOptions& options);
+
+// jobs.limits (core/cgroup.h) into `options`, once this host is seen to give jobs cgroups: else
+// an error at the limits' place in kiln.yml. `kiln run` and `kiln serve` call it.
+Status apply_job_limits(const config::HostConfig& config, engine::RunOptions& options);
 
 // --label NAME (a runner label this host serves, asking for nothing) and --label NAME=REQUEST (a
 // custom GPU label, as kiln.yml's gpus.labels: `--label 'gpu-a100=gpu gpu-model:a100'`), added

@@ -77,6 +77,8 @@ int serve_command(const ServeArgs& args) {
           return report_error(private_file.error());
     options.base.job_user = user;
   }
+  if (auto limits = apply_job_limits(options.config, options.base); !limits)
+    return report_error(limits.error());
   options.base.gpu_telemetry = options.config.gpu_telemetry;
   // kiln.yml slurm: its agents write to the server's own store (docs/scale-out.md "Slurm").
   options.base.slurm = options.config.slurm;

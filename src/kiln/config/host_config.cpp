@@ -212,11 +212,56 @@ Status read_tests(const Reader& reader, const YAML::Node& node, HostConfig& conf
   return {};
 }
 
+// jobs.limits: {memory: 16G, pids: 4096, cpus: 8}: each host job's cgroup (core/cgroup.h).
+Status read_job_limits(const Reader& reader, const YAML::Node& node, HostConfig& config) {
+  KILN_TRY_VOID(reader.mapping(node, "jobs.limits", {"memory", "pids", "cpus"}));
+  if (!node || node.IsNull()) return {};
+  core::CgroupLimits limits;
+  if (auto memory = node["memory"]; memory && !memory.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(memory, "jobs.limits.memory"));
+    auto bytes = parse_size(text);
+    if (!bytes) return reader.error(memory, "jobs.limits.memory: {}", bytes.error().message);
+    if (*bytes < (4u << 20))
+      return reader.error(memory,
+                          "jobs.limits.memory: '{}' is less than 4M, too little to run a "
+                          "shell",
+                          text);
+    limits.memory_bytes = *bytes;
+  }
+  if (auto pids = node["pids"]; pids && !pids.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(pids, "jobs.limits.pids"));
+    static const std::regex k_count(R"([1-9][0-9]{0,8})");
+    if (!std::regex_match(text, k_count))
+      return reader.error(pids,
+                          "jobs.limits.pids: '{}' is not a number of processes from 1 to "
+                          "999999999",
+                          text);
+    limits.pids = std::stoull(text);
+  }
+  if (auto cpus = node["cpus"]; cpus && !cpus.IsNull()) {
+    KILN_TRY(auto text, reader.scalar(cpus, "jobs.limits.cpus"));
+    static const std::regex k_number(R"([0-9]{1,4}(\.[0-9]{1,3})?)");
+    double value = std::regex_match(text, k_number) ? std::stod(text) : 0;
+    if (value < 0.01 || value > 4096)
+      return reader.error(cpus,
+                          "jobs.limits.cpus: '{}' is not a number of CPUs from 0.01 to 4096 "
+                          "(such as 8 or 1.5)",
+                          text);
+    limits.cpus = value;
+  }
+  if (limits.any()) {
+    config.job_limits = limits;
+    config.job_limits_where = reader.where(node);
+  }
+  return {};
+}
+
 // jobs: {user: kiln-job, max_log_size: 1G}: host jobs' steps run as that unprivileged user; a
 // job's log keeps at most that much.
 Status read_jobs(const Reader& reader, const YAML::Node& node, HostConfig& config) {
-  KILN_TRY_VOID(reader.mapping(node, "jobs", {"user", "max_log_size"}));
+  KILN_TRY_VOID(reader.mapping(node, "jobs", {"user", "max_log_size", "limits"}));
   if (!node || node.IsNull()) return {};
+  KILN_TRY_VOID(read_job_limits(reader, node["limits"], config));
   if (auto size = node["max_log_size"]; size && !size.IsNull()) {
     KILN_TRY(auto text, reader.scalar(size, "jobs.max_log_size"));
     auto bytes = parse_size(text);

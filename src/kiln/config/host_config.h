@@ -38,6 +38,7 @@
 //   jobs:
 //     user: kiln-job                       # host jobs' steps run as this user (kiln as root)
 //     max_log_size: 1G                     # a job's log past this: lines counted, not kept
+//     limits: {memory: 16G, pids: 4096, cpus: 8}   # each host job's cgroup (core/cgroup.h)
 //   retry:                                 # runs again a run failed only for these classes
 //     gpu-fault: 1                         # (defaults: gpu-fault 1, infra 1; 0-5; never code)
 //     infra: 1
@@ -100,6 +101,7 @@
 #include "kiln/config/priority_config.h"
 #include "kiln/config/slurm_config.h"
 #include "kiln/container/options.h"
+#include "kiln/core/cgroup.h"
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
 #include "kiln/core/time.h"
@@ -218,6 +220,9 @@ struct HostConfig {
   // jobs.max_log_size: the bytes of a job's log that are stored and shown; past them its lines
   // are only counted (engine.h RunOptions::max_log_bytes).
   std::uint64_t max_log_bytes = k_default_max_log_bytes;
+  // jobs.limits: the cgroup limits of each host job (core/cgroup.h); none set: no job cgroup.
+  core::CgroupLimits job_limits;
+  SourceLocation job_limits_where{};  // of the limits: mapping, for the host check at start
   // retry: how many times a run whose failed jobs all failed for these classes is run again, by
   // class (docs/failures.md); `code` is never retried automatically.
   std::map<store::FailureClass, int> retry = k_default_retry;

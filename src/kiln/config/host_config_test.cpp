@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <tuple>
 
 namespace kiln::config {
 namespace {
@@ -197,6 +198,32 @@ TEST(HostConfig, SizesTakeBinaryUnitsInAnyCase) {
     auto size = parse_size(text);
     ASSERT_FALSE(size) << text;
     EXPECT_EQ(size.error().code, ErrorCode::invalid_input) << text;
+  }
+}
+
+TEST(HostConfig, JobLimits) {
+  EXPECT_FALSE(parse_host_config("", "kiln.yml")->job_limits.any());
+  auto config =
+      parse_host_config("jobs:\n  limits: {memory: 16G, pids: 4096, cpus: 1.5}\n", "kiln.yml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->job_limits.memory_bytes, 16ull << 30);
+  EXPECT_EQ(config->job_limits.pids, 4096u);
+  EXPECT_DOUBLE_EQ(config->job_limits.cpus, 1.5);
+  EXPECT_EQ(config->job_limits_where.line, 2);
+  EXPECT_EQ(config->job_limits_where.column, 11);
+  for (auto [text, column, words] :
+       {std::tuple{"jobs:\n  limits: {memory: lots}\n", 20,
+                   "jobs.limits.memory: 'lots' is not a size"},
+        std::tuple{"jobs:\n  limits: {memory: 1M}\n", 20, "less than 4M"},
+        std::tuple{"jobs:\n  limits: {pids: 0}\n", 18, "not a number of processes"},
+        std::tuple{"jobs:\n  limits: {cpus: 0}\n", 18, "from 0.01 to 4096"},
+        std::tuple{"jobs:\n  limits: {cpus: lots}\n", 18, "'lots' is not a number of CPUs"},
+        std::tuple{"jobs:\n  limits: {memroy: 1G}\n", 12, "memroy"}}) {
+    auto bad = parse_host_config(text, "kiln.yml");
+    ASSERT_FALSE(bad) << text;
+    EXPECT_EQ(bad.error().where.line, 2) << text;
+    EXPECT_EQ(bad.error().where.column, column) << text << bad.error().to_string();
+    EXPECT_THAT(bad.error().message, ::testing::HasSubstr(words)) << text;
   }
 }
 

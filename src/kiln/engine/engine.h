@@ -19,6 +19,7 @@
 #include "kiln/config/priority_config.h"
 #include "kiln/config/slurm_config.h"
 #include "kiln/container/options.h"
+#include "kiln/core/cgroup.h"
 #include "kiln/core/result.h"
 #include "kiln/core/run_as.h"
 #include "kiln/exec/log_sink.h"
@@ -98,6 +99,10 @@ struct RunOptions {
   container::ContainerPolicy container_policy;
   // The host config's jobs.user: host jobs' steps run as that user (docs/configuration.md).
   std::optional<core::RunAs> job_user;
+  // The host config's jobs.limits: each host job's steps run in a cgroup of their own with
+  // these limits (core/cgroup.h), made in `cgroup_host`. No limits: no job cgroup.
+  core::CgroupLimits job_limits;
+  core::CgroupHost cgroup_host;
   // Set to true (from any thread) to cancel this run only, as request_cancel() cancels every
   // run of the process (`kiln serve`'s per-run cancel). Null: only request_cancel().
   std::shared_ptr<std::atomic<bool>> cancel;

@@ -52,6 +52,7 @@ std::vector<std::string> JobSubreaper::wrap(std::vector<std::string> argv,
                                             const core::RunAs* user) const {
   std::vector<std::string> wrapped = {program_.string()};
   if (user) wrapped.insert(wrapped.end(), {"--user", user->to_argument()});
+  for (const auto& dir : cgroup_) wrapped.insert(wrapped.end(), {"--cgroup", dir.string()});
   wrapped.insert(wrapped.end(), {lifeline_.string(), std::to_string(::getpid()), "--"});
   wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()),
                  std::make_move_iterator(argv.end()));

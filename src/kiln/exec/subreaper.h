@@ -45,6 +45,11 @@ class JobSubreaper {
   // The step's argv run under a holder; with `user`, the step runs as that user (jobs.user).
   std::vector<std::string> wrap(std::vector<std::string> argv,
                                 const core::RunAs* user = nullptr) const;
+  // From now on every step's holder moves into these cgroup directories (core/cgroup.h)
+  // before it forks the step: the step and all it starts are in the job's cgroup.
+  void set_cgroup(std::vector<std::filesystem::path> directories) {
+    cgroup_ = std::move(directories);
+  }
   // Removes the lifeline and waits (up to `patience`) until every holder of the job killed its
   // subtree and exited. Returns "pid 1234 (sleep)" per process the holders killed.
   std::vector<std::string> end(std::chrono::milliseconds patience = std::chrono::seconds(5));
@@ -52,6 +57,7 @@ class JobSubreaper {
  private:
   std::filesystem::path program_;
   std::filesystem::path lifeline_;
+  std::vector<std::filesystem::path> cgroup_;
 };
 
 }  // namespace kiln::exec

@@ -327,6 +327,9 @@ class JobRun : public ActionHost, public StepGroupHost {
   std::optional<BenchmarkCollector> benchmarks_;
   std::string token_;
   std::optional<exec::JobSubreaper> subreaper_;
+  // jobs.limits: the host job's cgroup (core/cgroup.h), its OOM kills counted at clean-up.
+  std::optional<core::JobCgroup> cgroup_;
+  std::uint64_t cgroup_oom_kills_ = 0;
   // jobs.user for a host job (null: steps run as kiln's user); give_job_dir() hands what kiln
   // wrote into the job's directory to that user.
   const core::RunAs* run_as_ = nullptr;

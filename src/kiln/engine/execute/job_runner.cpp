@@ -194,6 +194,18 @@ Status JobRun::prepare() {
     if (!subreaper) return std::unexpected(subreaper.error());
     subreaper_ = std::move(*subreaper);
   }
+  // jobs.limits: the host job's steps, and all they start, in a cgroup with those limits.
+  if (const auto& limits = setup_.options->job_limits; limits.any() && !containers.container) {
+    if (!subreaper_)
+      return fail(ErrorCode::io_error,
+                  "jobs.limits: kiln-subreaper is not beside kiln, so the job's steps cannot be "
+                  "put in their cgroup; the job does not run without its limits");
+    KILN_TRY(auto group, core::JobCgroup::create(setup_.options->cgroup_host, limits));
+    subreaper_->set_cgroup(group.directories());
+    cgroup_ = std::move(group);
+    log_kiln("kiln", fmt::format("The job's processes run in a cgroup of their own ({})",
+                                 limits.describe()));
+  }
   // A job container has its own environment (its image's); the host's stays outside.
   if (!containers.container) base_env_ = core::current_environment();
   if (const auto& user = setup_.options->job_user; user && !containers.container) {
@@ -372,6 +384,14 @@ void JobRun::clean_up() {
   if (subreaper_)
     for (const auto& description : subreaper_->end())
       log_kiln("kiln", fmt::format("Cleaning up: killed leftover process {}", description));
+  // Whatever is still in the job's cgroup (a process that killed its holder) goes too.
+  if (cgroup_) {
+    cgroup_oom_kills_ = cgroup_->oom_kills();
+    for (const auto& description : cgroup_->kill_all())
+      log_kiln("kiln", fmt::format("Cleaning up: killed leftover process {} (in the job's cgroup)",
+                                   description));
+    cgroup_->remove();
+  }
   auto killed = exec::kill_job_processes(token_);
   if (!killed)
     log_kiln("warning", killed.error().to_string());
@@ -462,7 +482,14 @@ void JobRun::classify() {
   signals.failure = summary_.failure ? &*summary_.failure : nullptr;
   signals.gpu_faults = after_job_.gpu_faults;
   signals.gpu_busy = after_job_.gpu_busy;
-  if (oom_watch_) signals.oom_kills = oom_watch_->kills();
+  // The job's own memory limit (jobs.limits) is evidence the kernel log need not be read for.
+  if (cgroup_oom_kills_ > 0)
+    signals.oom_kills.push_back(
+        fmt::format("the job's cgroup reached its memory limit ({}): {} process{} OOM-killed",
+                    setup_.options->job_limits.describe(), cgroup_oom_kills_,
+                    cgroup_oom_kills_ == 1 ? "" : "es"));
+  if (oom_watch_)
+    for (const auto& kill : oom_watch_->kills()) signals.oom_kills.push_back(kill);
   signals.infrastructure = infrastructure_;
   signals.excused_tests = excused_tests_;
   auto verdict = classify_failure(signals);

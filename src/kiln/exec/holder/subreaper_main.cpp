@@ -3,10 +3,12 @@
 // per step; the kiln binary, with its shared libraries, took 28 ms.
 //
 //   kiln-subreaper --as UID:GID:GROUPS -- COMMAND...     COMMAND as that user, nothing held
-//   kiln-subreaper [--user UID:GID:GROUPS] LIFELINE KILN-PID -- COMMAND...
+//   kiln-subreaper [--user UID:GID:GROUPS] [--cgroup DIR]... LIFELINE KILN-PID -- COMMAND...
 //                                                       the step's leader (what kiln waits for);
 //                                                       --user: the command runs as that user
-//                                                       (kiln.yml jobs.user), the holder as root
+//                                                       (kiln.yml jobs.user), the holder as root;
+//                                                       --cgroup: all of them in that cgroup
+//                                                       (jobs.limits, core/cgroup.h)
 //   kiln-subreaper --hold LIFELINE KILN-PID KILN-START SHELL-PID STATUS-FD   the holder
 
 #include <fcntl.h>
@@ -207,11 +209,28 @@ int hold(const fs::path& lifeline, pid_t kiln, unsigned long long kiln_start, pi
   return 0;
 }
 
+// Moves this process into the job's cgroup (its cgroup.procs in DIR), before it forks anything:
+// the holder and the step inherit it. A step never runs outside the cgroup its limits are in.
+bool join_cgroup(const char* dir) {
+  const std::string procs = std::string(dir) + "/cgroup.procs";
+  const std::string pid = std::to_string(::getpid());
+  int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+  bool joined = fd >= 0 && ::write(fd, pid.data(), pid.size()) == static_cast<ssize_t>(pid.size());
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (!joined)
+    std::fprintf(stderr, "kiln: cannot put the step in its cgroup %s (jobs.limits): %s\n", dir,
+                 std::strerror(error));
+  return joined;
+}
+
 int run_leader(int argc, char** argv) {
   std::optional<User> user;
-  if (argc > 2 && std::string_view(argv[1]) == "--user") {
-    user = parse_user(argv[2]);
-    if (!user) {
+  while (argc > 2 &&
+         (std::string_view(argv[1]) == "--user" || std::string_view(argv[1]) == "--cgroup")) {
+    if (std::string_view(argv[1]) == "--cgroup") {
+      if (!join_cgroup(argv[2])) return 125;
+    } else if (user = parse_user(argv[2]); !user) {
       std::fprintf(stderr, "kiln-subreaper: bad --user '%s' (UID:GID:GROUPS)\n", argv[2]);
       return 125;
     }
@@ -220,7 +239,8 @@ int run_leader(int argc, char** argv) {
   }
   if (argc < 5 || std::string_view(argv[3]) != "--") {
     std::fprintf(stderr,
-                 "kiln-subreaper [--user UID:GID:GROUPS] LIFELINE KILN-PID -- COMMAND...\n");
+                 "kiln-subreaper [--user UID:GID:GROUPS] [--cgroup DIR]... LIFELINE KILN-PID -- "
+                 "COMMAND...\n");
     return 125;
   }
   const fs::path lifeline = argv[1];
