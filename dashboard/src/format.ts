@@ -1,5 +1,5 @@
 // Numbers for people (issue 25): memory in GiB/MiB, percents, temperatures, powers and measured
-// values in the largest unit that keeps them readable (ns → µs/ms/s), never 17 digits.
+// values in the largest unit that keeps them readable (ns → us/ms/s), never 17 digits.
 
 // A decimal with at most `digits` significant digits, trailing zeros dropped: 1.919, 2, 0.5.
 export function decimal(value: number, digits = 3): string {
@@ -20,11 +20,12 @@ export function percent(value: number): string {
   return `${decimal(value, value >= 10 ? 3 : 2)}%`;
 }
 
-// A measurement in its unit, time units scaled like `kiln bench` (perf::format_value).
+// A measurement in its unit, time units scaled and named as `kiln bench` and the API's
+// value_text name them (perf::format_value: "us" for microseconds).
 const TIME: [string, number][] = [
   ["s", 1e9],
   ["ms", 1e6],
-  ["µs", 1e3],
+  ["us", 1e3],
   ["ns", 1],
 ];
 const TO_NS: Record<string, number> = { ns: 1, us: 1e3, "µs": 1e3, ms: 1e6, s: 1e9 };
@@ -34,7 +35,7 @@ export function measure(value: number, unit: string): string {
   if (factor !== undefined) {
     const ns = value * factor;
     const [name, size] = TIME.find(([, size]) => Math.abs(ns) >= size) ?? TIME[TIME.length - 1];
-    return `${decimal(ns / size, 4)} ${name}`;
+    return `${decimal(ns / size, 3)} ${name}`;
   }
   if (!unit) return decimal(value, 4);
   return unit.startsWith("/") || unit === "%" ? `${decimal(value, 4)}${unit}` : `${decimal(value, 4)} ${unit}`;

@@ -61,7 +61,9 @@ EOF_YML
 mkdir -p "$ITEST_DIR/state"
 
 # A history of 24 results of one benchmark, 2 ms for 12 commits, then 2.4 ms (+20%), a little
-# noise; and a flat one. One `kiln bench ingest` per commit, as a job's gate would store them.
+# noise; and a flat one. One `kiln bench ingest` per commit, as a job's gate would store them;
+# the commits are made-up SHA-1s (a stored result only names its commit).
+commit_of() { printf 'commit %s' "$1" | sha1sum | cut -c1-40; }
 for i in $(seq 1 24); do
   level=2.0
   [[ $i -gt 12 ]] && level=2.4
@@ -69,7 +71,7 @@ for i in $(seq 1 24); do
   printf '[{"name": "attention", "unit": "ms", "value": %s}, {"name": "softmax", "unit": "ms", "value": 0.5}]\n' \
     "$value" >"$ITEST_DIR/bench.json"
   kiln bench ingest "$ITEST_DIR/bench.json" -C "$repo" --store "$ITEST_DIR/state/kiln.db" \
-    --repository acme/widgets --branch main --commit "$(printf 'c%039d' "$i")" --testbed e2e
+    --repository acme/widgets --branch main --commit "$(commit_of "$i")" --testbed e2e
   [[ "$RC" == 0 ]] || itest_die "kiln bench ingest $i failed: $ERR"
 done
 pass "24 commits of benchmark results stored"
@@ -114,8 +116,8 @@ http GET /api/benchmarks
 expect_status 200 "GET /api/benchmarks"
 expect_json '[b["benchmark"] for b in d["benchmarks"]]' '["attention", "softmax"]' \
   "every benchmark of the served repository, by name"
-expect_json '[(c["index"], c["commit"][-2:]) for c in d["benchmarks"][0]["series"][0]["change_points"]]' \
-  '[[12, "13"]]' "attention's change point is at the 13th commit"
+expect_json '[(c["index"], c["commit"]) for c in d["benchmarks"][0]["series"][0]["change_points"]]' \
+  "[[12, \"$(commit_of 13)\"]]" "attention's change point is at the 13th commit"
 expect_json 'd["benchmarks"][1]["series"][0]["change_points"]' "[]" "softmax has none"
 cp "$ITEST_DIR/last.out" "$ITEST_DIR/api-benchmarks.json"
 kiln bench history attention --json -C "$repo" --store "$ITEST_DIR/state/kiln.db" \
@@ -134,7 +136,7 @@ expect_status 400 "limit=0 is refused"
 http GET "/api/benchmarks?repository=acme/none"
 expect_json 'd["benchmarks"]' "[]" "a repository without results has none"
 
-export E2E_BASE="$SERVE_BASE" E2E_TOKEN="$token" E2E_GATE="$gate" E2E_RUN="$run_id"
+export E2E_BASE="$SERVE_BASE" E2E_TOKEN="$token" E2E_RUN="$run_id" E2E_STEP="$(commit_of 13)"
 e2e_browser dashboard_gpus.mjs
 for shot in "${shots[@]}"; do
   check "screenshot $E2E_ARTIFACTS/dashboard-$shot.png" test -s "$E2E_ARTIFACTS/dashboard-$shot.png"
