@@ -14,7 +14,7 @@ const LINKS: Record<string, string> = {
   "pcie-switch": "PCIe switch",
   "pcie-host": "PCIe host bridge",
   numa: "same NUMA node",
-  sys: "across NUMA nodes",
+  sys: "CPU interconnect", // across NUMA nodes, or a path the provider does not know
 };
 
 function health(state: string): string {

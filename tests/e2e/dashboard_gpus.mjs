@@ -47,7 +47,7 @@ try {
   const cell = async (a, b) => text(page.locator(`[data-testid=topology-matrix] tbody tr:nth-child(${a + 1}) td:nth-child(${b + 2})`));
   check((await cell(0, 1)) === "NVLink", "the matrix: GPU 0 to GPU 1 is NVLink", await cell(0, 1));
   check((await cell(2, 3)) === "PCIe switch", "the matrix: GPU 2 to GPU 3 is one PCIe switch", await cell(2, 3));
-  check((await cell(0, 2)) === "across NUMA nodes", "the matrix: GPU 0 to GPU 2 crosses NUMA nodes", await cell(0, 2));
+  check((await cell(0, 2)) === "CPU interconnect", "the matrix: GPU 0 to GPU 2 (another NUMA node) goes through the CPU", await cell(0, 2));
   await page.getByTestId("topology").scrollIntoViewIfNeeded();
   await page.getByTestId("topology").screenshot({ path: `${env("E2E_ARTIFACTS")}/dashboard-gpus-topology.png` });
 
