@@ -119,13 +119,75 @@ export interface LogLine {
   time: number;
 }
 
+// GET /api/gpus (server/gpu_routes.h).
 export interface Gpu {
   index: number;
   state: string;
   detail: string;
   since: number;
-  // Fields a newer server may add; shown when present.
-  [key: string]: unknown;
+  uuid: string;
+  vendor: string;
+  model: string;
+  arch: string;
+  pci_bus_id: string;
+  numa_node: number;
+  memory_total_mib: number;
+  memory_used_mib: number;
+  driver_version: string;
+  // A live reading, else the holder job's newest stored sample; null: neither.
+  telemetry: {
+    source: "live" | "job";
+    time: number;
+    utilization_pct: number | null;
+    memory_utilization_pct: number | null;
+    temperature_c: number | null;
+    power_w: number | null;
+  } | null;
+  // The run and job of a lease this server holds; null for a free GPU or another process's lease.
+  holder: {
+    run_id: number;
+    run_number: number;
+    repository: string;
+    workflow: string;
+    job_id: number | null;
+    job: string;
+    url: string;
+  } | null;
+}
+
+export interface GpuFleet {
+  provider: string;
+  gpus: Gpu[];
+  links: { a: number; b: number; kind: string; width: number }[];
+  // matrix[a][b]: the connection kind between GPUs a and b (null on the diagonal).
+  topology: { islands: number[][]; matrix: (string | null)[][] };
+}
+
+// GET /api/benchmarks (server/benchmark_routes.h): a series of `kiln bench history --json`.
+export interface BenchmarkSeries {
+  metric: string;
+  unit: string;
+  direction: string;
+  branch: string;
+  testbed: string;
+  points: { id: number; time: number; commit: string; run_id: number | null; value: number; value_text: string; samples: number[] }[];
+  change_points: {
+    index: number;
+    commit: string;
+    time: number;
+    before: number;
+    after: number;
+    before_text: string;
+    after_text: string;
+    change_percent: number;
+    p_value: number;
+  }[];
+}
+
+export interface BenchmarkHistory {
+  repository: string;
+  benchmark: string;
+  series: BenchmarkSeries[];
 }
 
 export interface TelemetrySample {

@@ -11,7 +11,20 @@ export interface Series {
 
 // One chart: x is time (ms since the epoch), one line per series; series with different sample
 // times are aligned by uPlot.join (gaps where a series has no sample).
-export function TimeChart({ title, unit, series, testid }: { title: string; unit: string; series: Series[]; testid?: string }) {
+// `format` writes a value for the y axis and the legend (format.ts), else uPlot's default.
+export function TimeChart({
+  title,
+  unit,
+  series,
+  testid,
+  format,
+}: {
+  title: string;
+  unit: string;
+  series: Series[];
+  testid?: string;
+  format?: (value: number) => string;
+}) {
   const host = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!host.current || series.length === 0) return;
@@ -26,17 +39,23 @@ export function TimeChart({ title, unit, series, testid }: { title: string; unit
         width,
         height: 200,
         scales: { x: { time: true } },
-        axes: [{}, { label: unit, size: 60 }],
+        axes: [{}, { label: unit, size: 70, ...(format ? { values: (_: uPlot, splits: number[]) => splits.map(format) } : {}) }],
         series: [
           {},
-          ...series.map((s, i) => ({ label: s.label, stroke: COLOURS[i % COLOURS.length], width: 1.5, spanGaps: true })),
+          ...series.map((s, i) => ({
+            label: s.label,
+            stroke: COLOURS[i % COLOURS.length],
+            width: 1.5,
+            spanGaps: true,
+            ...(format ? { value: (_: uPlot, v: number | null) => (v === null ? "—" : format(v)) } : {}),
+          })),
         ],
       },
       data,
       host.current,
     );
     return () => chart.destroy();
-  }, [title, unit, series]);
+  }, [title, unit, series, format]);
   return <div class="chart" data-testid={testid} ref={host} />;
 }
 

@@ -1,10 +1,11 @@
 // The kiln dashboard: runs, a run's jobs/logs/telemetry/tests/benchmarks, the GPU fleet, the
-// quarantined tests.
+// benchmark trends, the quarantined tests.
 import { render } from "preact";
 import { useState } from "preact/hooks";
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
 import { setToken, token } from "./api";
+import { BenchmarksPage } from "./benchmarks";
 import { GpusPage } from "./gpus";
 import { QuarantinePage } from "./quarantine";
 import { onLinkClick, useRoute } from "./router";
@@ -42,6 +43,9 @@ function App() {
           <a href="/ui/gpus" class={route.page === "gpus" ? "active" : ""}>
             GPUs
           </a>
+          <a href="/ui/benchmarks" class={route.page === "benchmarks" ? "active" : ""} data-testid="nav-benchmarks">
+            Benchmarks
+          </a>
           <a href="/ui/tests" class={route.page === "tests" ? "active" : ""} data-testid="nav-tests">
             Tests
           </a>
@@ -52,6 +56,7 @@ function App() {
         {route.page === "runs" && <RunsPage query={route.query} />}
         {route.page === "run" && <RunPage key={route.id} id={route.id} />}
         {route.page === "gpus" && <GpusPage />}
+        {route.page === "benchmarks" && <BenchmarksPage query={route.query} />}
         {route.page === "tests" && <QuarantinePage />}
         {route.page === "missing" && <p class="empty">No page at {route.path}.</p>}
       </main>

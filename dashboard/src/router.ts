@@ -5,6 +5,7 @@ export type Route =
   | { page: "runs"; query: URLSearchParams }
   | { page: "run"; id: number; query: URLSearchParams }
   | { page: "gpus" }
+  | { page: "benchmarks"; query: URLSearchParams }
   | { page: "tests" }
   | { page: "missing"; path: string };
 
@@ -15,6 +16,7 @@ export function parse(location: Location): Route {
   const run = /^\/ui\/runs\/(\d+)$/.exec(path);
   if (run) return { page: "run", id: Number(run[1]), query };
   if (path === "/ui/gpus") return { page: "gpus" };
+  if (path === "/ui/benchmarks") return { page: "benchmarks", query };
   if (path === "/ui/tests") return { page: "tests" };
   return { page: "missing", path };
 }

@@ -4,14 +4,16 @@
 import { useState } from "preact/hooks";
 import { ApiError, get, type Job, type Telemetry, describe } from "./api";
 import { type Series, TimeChart } from "./charts";
+import { decimal, mib, percent } from "./format";
 import { usePoll } from "./router";
 
 type Key = "util" | "mem_used_mib" | "power_w" | "temp_c";
-const CHARTS: { key: Key; title: string; unit: string }[] = [
-  { key: "util", title: "GPU utilization", unit: "%" },
-  { key: "mem_used_mib", title: "Memory used", unit: "MiB" },
-  { key: "power_w", title: "Power", unit: "W" },
-  { key: "temp_c", title: "Temperature", unit: "°C" },
+// Each chart's axis and legend values for people: memory as GiB/MiB, the rest with 3 digits.
+const CHARTS: { key: Key; title: string; unit: string; format: (v: number) => string }[] = [
+  { key: "util", title: "GPU utilization", unit: "%", format: percent },
+  { key: "mem_used_mib", title: "Memory used", unit: "", format: mib },
+  { key: "power_w", title: "Power", unit: "W", format: (v) => `${decimal(v)} W` },
+  { key: "temp_c", title: "Temperature", unit: "°C", format: (v) => `${decimal(v)} °C` },
 ];
 
 export function TelemetryView({ runId, finished, jobs }: { runId: number; finished: boolean; jobs: Job[] }) {
@@ -48,11 +50,11 @@ export function TelemetryView({ runId, finished, jobs }: { runId: number; finish
           <div class="telemetry-job">
             <h3>{name}</h3>
             <div class="charts">
-              {CHARTS.map(({ key, title, unit }) => {
+              {CHARTS.map(({ key, title, unit, format }) => {
                 const series: Series[] = job.gpus
                   .filter((g) => g.samples.some((s) => s[key] !== null && s[key] !== undefined))
                   .map((g) => ({ label: `GPU ${g.index}`, points: g.samples.map((s) => [s.t, s[key] ?? null] as [number, number | null]) }));
-                return series.length > 0 ? <TimeChart title={title} unit={unit} series={series} testid={`chart-${key}`} /> : null;
+                return series.length > 0 ? <TimeChart title={title} unit={unit} format={format} series={series} testid={`chart-${key}`} /> : null;
               })}
             </div>
           </div>

@@ -52,8 +52,8 @@ try {
   await expectSoon("a GPU is leased by the running gpu job", () =>
     fleet.locator("[data-testid=gpu-card][data-state=leased]").first().waitFor({ timeout: LONG }),
   );
-  const holder = await fleet.locator("[data-testid=gpu-card][data-state=leased] [data-testid=gpu-detail]").first().textContent();
-  check(/gpu/.test(holder ?? ""), "the leased GPU names its holder (the gpu job)", holder ?? "");
+  const holder = await fleet.locator("[data-testid=gpu-card][data-state=leased] [data-testid=gpu-holder]").first().textContent();
+  check(/acme\/widgets \/ Dashboard E2E \/ gpu/.test(holder ?? ""), "the leased GPU names its holder (repository / workflow / job)", holder ?? "");
   await shot(fleet, "gpus-leased");
 
   // ---- the run page: graph, live logs, ANSI, groups, search -------------------------------------

@@ -69,7 +69,7 @@ settled() {
 }
 check "the trigger's run finishes" wait_until 120 settled
 for path in /api/runs /api/runs/1 /api/runs/1/report /api/triggers /api/gpus \
-  /api/tests/quarantine /api/runs/1/telemetry /metrics; do
+  /api/tests/quarantine /api/runs/1/telemetry /api/benchmarks /metrics; do
   http GET "$path"
   expect_status 401 "GET $path without a token is 401"
   http GET "$path" "" "Authorization: Bearer wrong"

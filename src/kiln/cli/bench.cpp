@@ -12,8 +12,8 @@
 #include "kiln/cli/app.h"
 #include "kiln/cli/common.h"
 #include "kiln/engine/plan/repository.h"
-#include "kiln/perf/change_points.h"
 #include "kiln/perf/gate.h"
+#include "kiln/perf/history.h"
 #include "kiln/perf/parse.h"
 
 namespace kiln::cli {
@@ -310,76 +310,24 @@ int history_command(const BenchArgs& args) {
          fmt::format("no results for benchmark '{}' in {} (kiln bench ingest adds some)", args.name,
                      place.repository),
          {}});
-  // One series per (metric, branch, testbed), in first-seen order.
-  std::vector<std::vector<const store::BenchmarkResult*>> series;
-  std::map<std::tuple<std::string, std::string, std::string>, std::size_t> index;
-  for (const auto& record : *records) {
-    auto key = std::make_tuple(record.metric, record.branch, record.testbed);
-    auto [it, added] = index.emplace(key, series.size());
-    if (added) series.emplace_back();
-    series[it->second].push_back(&record);
-  }
+  auto history = perf::benchmark_history(*records, args.limit);
+  if (!history) return report_error(history.error());
   nlohmann::ordered_json out = {{"benchmark", args.name},
                                 {"repository", place.repository},
                                 {"series", nlohmann::ordered_json::array()}};
-  for (auto& points : series) {
-    if (args.limit > 0 && points.size() > static_cast<std::size_t>(args.limit))
-      points.erase(points.begin(), points.end() - args.limit);
-    // In the unit of the newest point: times stored in ms before the parsers kept ns convert.
-    const auto newest = perf::from_record(*points.back());
-    std::vector<double> values, factors;
-    for (const auto* p : points) {
-      auto factor = perf::unit_factor(newest, p->unit, p->source);
-      if (!factor) return report_error(factor.error());
-      factors.push_back(*factor);
-      values.push_back(p->value * *factor);
-    }
-    auto changes = perf::find_change_points(values);
-    const auto& first = *points.back();
-    nlohmann::ordered_json json_points = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const auto* p = points[i];
-      std::vector<double> samples = p->samples;
-      for (double& v : samples) v *= factors[i];
-      json_points.push_back({{"id", p->id},
-                             {"time", p->time},
-                             {"commit", p->commit_sha},
-                             {"run_id", p->run_id ? nlohmann::ordered_json(*p->run_id)
-                                                  : nlohmann::ordered_json(nullptr)},
-                             {"value", values[i]},
-                             {"samples", samples}});
-    }
-    nlohmann::ordered_json json_changes = nlohmann::ordered_json::array();
-    for (const auto& c : changes)
-      json_changes.push_back({{"index", c.index},
-                              {"commit", points[c.index]->commit_sha},
-                              {"time", points[c.index]->time},
-                              {"before", c.before},
-                              {"after", c.after},
-                              {"change_percent", c.change * 100},
-                              {"p_value", c.p_value}});
-    out["series"].push_back({{"metric", first.metric},
-                             {"unit", first.unit},
-                             {"direction", first.direction},
-                             {"branch", first.branch},
-                             {"testbed", first.testbed},
-                             {"points", json_points},
-                             {"change_points", json_changes}});
+  for (const auto& series : *history) {
+    out["series"].push_back(perf::to_json(series));
     if (args.json) continue;
-    fmt::print("{} ({}) on {}, testbed '{}': {} point(s)\n", args.name, first.metric,
-               first.branch.empty() ? "-" : first.branch, first.testbed, points.size());
-    std::set<std::size_t> starts;
-    for (const auto& c : changes) starts.insert(c.index);
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const auto* p = points[i];
+    fmt::print("{} ({}) on {}, testbed '{}': {} point(s)\n", args.name, series.metric,
+               series.branch.empty() ? "-" : series.branch, series.testbed, series.points.size());
+    for (std::size_t i = 0; i < series.points.size(); ++i) {
+      const auto& p = series.points[i];
       std::string marker;
-      if (starts.contains(i)) {
-        auto c = std::find_if(changes.begin(), changes.end(),
-                              [&](const auto& x) { return x.index == i; });
-        marker = fmt::format("  <- change point {:+.1f}% (p={:.3f})", c->change * 100, c->p_value);
-      }
-      fmt::print("  {:<10}  {:>12}  {:>3} sample(s){}\n", p->commit_sha.substr(0, 10),
-                 perf::format_value(values[i], newest.unit), p->samples.size(), marker);
+      for (const auto& c : series.change_points)
+        if (c.index == i)
+          marker = fmt::format("  <- change point {:+.1f}% (p={:.3f})", c.change * 100, c.p_value);
+      fmt::print("  {:<10}  {:>12}  {:>3} sample(s){}\n", p.commit.substr(0, 10),
+                 perf::format_value(p.value, series.unit), p.samples.size(), marker);
     }
   }
   if (args.json) fmt::print("{}\n", out.dump(2));

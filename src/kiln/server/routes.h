@@ -66,6 +66,8 @@ Result<nlohmann::ordered_json> queue_rerun(store::Store& store, RunQueue& queue,
 void register_run_routes(httplib::Server& http, RouteContext& context);
 // GET /api/tests/quarantine (test_routes.cpp).
 void register_test_routes(httplib::Server& http, RouteContext& context);
+// GET /api/benchmarks: benchmark_routes.h.
+void register_benchmark_routes(httplib::Server& http, RouteContext& context);
 // GET /metrics, and the logger that counts webhook deliveries.
 void register_metrics_routes(httplib::Server& http, RouteContext& context);
 

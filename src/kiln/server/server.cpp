@@ -22,6 +22,7 @@
 #include "kiln/server/bounded_http.h"
 #include "kiln/server/check_client.h"
 #include "kiln/server/dashboard.h"
+#include "kiln/server/gpu_routes.h"
 #include "kiln/server/listen.h"
 #include "kiln/server/poller.h"
 #include "kiln/server/query.h"
@@ -300,16 +301,14 @@ class Service {
     register_telemetry_routes(http_, *store_);
     http_.Get("/api/gpus", [this](const Request&, Response& res) {
       engine::GpuSupervisor supervisor(options_.base);
-      auto states = supervisor.states();
-      if (!states) return reply_error(res, 500, states.error().message);
-      json gpus = json::array();
-      for (std::size_t i = 0; i < states->size(); ++i)
-        gpus.push_back(to_json(static_cast<int>(i), (*states)[i]));
-      reply(res, 200, {{"gpus", gpus}});
+      auto gpus = host_gpus_json(supervisor, *store_);
+      if (!gpus) return reply_error(res, 500, gpus.error().message);
+      reply(res, 200, *gpus);
     });
     register_dashboard_routes(http_, *store_);
     register_run_routes(http_, routes_);
     register_test_routes(http_, routes_);
+    register_benchmark_routes(http_, routes_);
     register_metrics_routes(http_, routes_);
     refuse_other_bodies(http_);  // after every route that takes a body
   }

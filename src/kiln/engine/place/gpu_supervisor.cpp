@@ -306,14 +306,15 @@ Result<std::vector<GpuState>> GpuSupervisor::states() {
   for (const auto& gpu : inventory_->gpus) {
     auto& state = states[static_cast<std::size_t>(gpu.index)];
     auto check = gpu::check_before_job(gpu, options_.gpu_health);
-    if (check.readiness == gpu::Readiness::busy) state = {GpuState::Kind::busy, check.reason, 0};
+    if (check.readiness == gpu::Readiness::busy)
+      state = {GpuState::Kind::busy, check.reason, 0, std::nullopt};
     if (check.readiness == gpu::Readiness::faulty)  // quarantined at the next scheduling pass
-      state = {GpuState::Kind::quarantined, check.reason, 0};
+      state = {GpuState::Kind::quarantined, check.reason, 0, std::nullopt};
   }
   for (const auto& record : quarantined)
     if (int index = index_of_locked(record.gpu_uuid); index >= 0)
       states[static_cast<std::size_t>(index)] = {GpuState::Kind::quarantined, record.reason,
-                                                 record.since};
+                                                 record.since, std::nullopt};
   for (const auto& lease : leases) {
     int index = index_of_locked(lease.gpu_uuid);
     if (index < 0) continue;
@@ -324,11 +325,11 @@ Result<std::vector<GpuState>> GpuSupervisor::states() {
           GpuState::Kind::free,
           fmt::format("the lease of {} is void: its kiln process (pid {}) is gone", lease.holder,
                       lease.owner.pid),
-          lease.granted_at};
+          lease.granted_at, std::nullopt};
       continue;
     }
     states[static_cast<std::size_t>(index)] = {GpuState::Kind::leased, lease.holder,
-                                               lease.granted_at};
+                                               lease.granted_at, lease};
   }
   return states;
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct GpuState {
   enum class Kind { free, leased, busy, quarantined } kind = Kind::free;
   std::string detail;  // the holder, the busy reason or the quarantine reason
   std::int64_t since = 0;
+  // A leased GPU's lease: its run and job token name the holder (the API links to the run).
+  std::optional<store::GpuLease> lease = std::nullopt;
 };
 
 // "free", "leased", "busy", "quarantined": the names `kiln gpus --json` and `kiln metrics` use.
