@@ -37,13 +37,7 @@ void register_benchmark_routes(httplib::Server& http, RouteContext& context) {
     std::int64_t limit = k_default_history_points;
     if (auto read = read_integers(req.params, {{"limit", &limit, 1, 10000}}); !read)
       return reply_error(res, 400, read.error().message);
-    std::vector<std::string> repositories;
-    if (req.has_param("repository")) {
-      repositories.push_back(req.get_param_value("repository"));
-    } else {
-      for (const auto& repository : context.options.config.serve.repositories)
-        repositories.push_back(repository.name);
-    }
+    const std::vector<std::string> repositories = requested_repositories(context, req);
     auto out = benchmarks_json(context.store, repositories, static_cast<int>(limit));
     if (!out) return reply_error(res, 500, out.error().message);
     reply(res, 200, *out);

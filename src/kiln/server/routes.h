@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +45,11 @@ struct RouteContext {
   std::function<bool(const httplib::Request&, httplib::Response&)> authorized;
   DeliveryCounters deliveries;
 };
+
+// The repositories a listing route is asked about: `?repository=OWNER/NAME`, else every one
+// kiln.yml serves (serve.repositories).
+std::vector<std::string> requested_repositories(const RouteContext& context,
+                                                const httplib::Request& req);
 
 // A re-run of a finished run (POST /api/runs/ID/rerun, a check run's "Re-run" on the forge): a
 // new trigger with the run's event, commit and payload that runs only its workflow, as its next

@@ -8,6 +8,16 @@
 #include "kiln/server/routes.h"
 
 namespace kiln::server {
+
+std::vector<std::string> requested_repositories(const RouteContext& context,
+                                                const httplib::Request& req) {
+  if (req.has_param("repository")) return {req.get_param_value("repository")};
+  std::vector<std::string> repositories;
+  for (const auto& repository : context.options.config.serve.repositories)
+    repositories.push_back(repository.name);
+  return repositories;
+}
+
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -16,13 +26,7 @@ using json = nlohmann::ordered_json;
 // not expired) of the served repositories, or of the one named, by repository and test. What
 // `kiln tests list --json` calls `quarantined`, with the repository of each.
 void list_quarantine(RouteContext& context, const httplib::Request& req, httplib::Response& res) {
-  std::vector<std::string> repositories;
-  if (req.has_param("repository")) {
-    repositories.push_back(req.get_param_value("repository"));
-  } else {
-    for (const auto& repository : context.options.config.serve.repositories)
-      repositories.push_back(repository.name);
-  }
+  const std::vector<std::string> repositories = requested_repositories(context, req);
   const store::TimeMs now = store::now_ms();
   json tests = json::array();
   for (const auto& repository : repositories) {
