@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   add_migrate_command(app, exit_code);
   add_tests_command(app, exit_code);
   add_agent_command(app, exit_code);
+  add_completion_command(app, exit_code);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "run") {
     auto defaults = kilnrc_flags();

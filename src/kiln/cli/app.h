@@ -28,7 +28,8 @@ void add_cancel_command(CLI::App& app, int& exit_code);
 void add_watch_command(CLI::App& app, int& exit_code);
 void add_exec_commands(CLI::App& app, int& exit_code);  // exec, release
 void add_migrate_command(CLI::App& app, int& exit_code);
-void add_tests_command(CLI::App& app, int& exit_code);  // tests list|quarantine|release
-void add_agent_command(CLI::App& app, int& exit_code);  // Slurm jobs (slurm_agent.h)
+void add_tests_command(CLI::App& app, int& exit_code);       // tests list|quarantine|release
+void add_agent_command(CLI::App& app, int& exit_code);       // Slurm jobs (slurm_agent.h)
+void add_completion_command(CLI::App& app, int& exit_code);  // kiln completion bash
 
 }  // namespace kiln::cli
