@@ -67,6 +67,8 @@
 //     trusted_authors: [alice]             # fork pull requests of others wait for approval
 //     tls: {cert: cert.pem, key: key.pem}  # HTTPS instead of HTTP (relative: to this file)
 //     on_restart: requeue                  # triggers a dead server left running: requeue|fail
+//     idle: {after: 30m, run: CMD}         # no work for 30m: CMD once (docs/serve.md)
+//     busy: {run: CMD, timeout: 10m}       # work after the idle CMD ran: CMD before it starts
 //     bisect:                              # on a perf regression (docs/serve.md)
 //       on_regression: false               # true: find the commit that made it slower
 //       max_commits: 64                    # more commits since the last good run: refused
@@ -160,6 +162,19 @@ struct ServeBisect {
   int repeat = 3;              // runs of a commit whose level is near the middle
 };
 
+// serve.idle's and serve.busy's command (server/idle_hooks.h, docs/serve.md "Idle and busy
+// hooks"): run through /bin/sh -c, killed past its timeout.
+struct ServeHook {
+  std::string run;
+  std::chrono::milliseconds timeout{10 * 60'000};
+};
+
+// serve.idle: the hook run once the server has had no trigger queued or running for `after`.
+struct ServeIdle {
+  std::chrono::milliseconds after{30 * 60'000};
+  ServeHook hook;
+};
+
 struct ServeConfig {
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
@@ -178,6 +193,8 @@ struct ServeConfig {
   std::optional<ServeTls> tls;
   OnRestart on_restart = OnRestart::requeue;
   ServeBisect bisect;
+  std::optional<ServeIdle> idle;  // none: no idle hook
+  std::optional<ServeHook> busy;  // only with idle: it runs when work ends an idle spell
 };
 
 // hipcheck: what `kiln hipcheck` judges by on this host (its command line wins).

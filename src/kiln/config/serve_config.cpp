@@ -2,7 +2,9 @@
 // repositories with their secrets, commit statuses, check runs and polling, bisection.
 
 #include <charconv>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "kiln/config/reader.h"
 #include "kiln/store/postgres_store.h"
@@ -142,6 +144,36 @@ Status read_serve_bisect(const Reader& reader, const YAML::Node& node, ServeBise
   return {};
 }
 
+// serve.idle and serve.busy: {run: CMD, timeout: DURATION}, idle also {after: DURATION}
+// (`after` non-null). Each duration at least 1s; the command not blank.
+Result<ServeHook> read_hook(const Reader& reader, const YAML::Node& node, const std::string& path,
+                            std::chrono::milliseconds* after) {
+  if (!node.IsMap())
+    return reader.error(node, "{}: expected a mapping ({{run: COMMAND{}}})", path,
+                        after ? ", after: 30m" : "");
+  std::set<std::string> keys = {"run", "timeout"};
+  if (after) keys.insert("after");
+  KILN_TRY_VOID(reader.mapping(node, path, keys));
+  ServeHook hook;
+  auto run = node["run"];
+  if (!run || run.IsNull())
+    return reader.error(node, "{}: run is required (a command for /bin/sh -c)", path);
+  KILN_TRY(hook.run, reader.scalar(run, path + ".run"));
+  if (hook.run.find_first_not_of(" \t\r\n") == std::string::npos)
+    return reader.error(run, "{}.run: the command is empty", path);
+  for (auto [key, target] : {std::pair{"timeout", &hook.timeout}, std::pair{"after", after}}) {
+    auto value = target ? node[key] : YAML::Node();
+    if (!value || value.IsNull()) continue;
+    KILN_TRY(auto text, reader.scalar(value, fmt::format("{}.{}", path, key)));
+    auto duration = parse_duration(text);
+    if (!duration) return reader.error(value, "{}.{}: {}", path, key, duration.error().message);
+    if (*duration < std::chrono::seconds(1))
+      return reader.error(value, "{}.{}: {} is shorter than 1s", path, key, text);
+    *target = *duration;
+  }
+  return hook;
+}
+
 }  // namespace
 
 Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& serve) {
@@ -149,7 +181,7 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
       reader.mapping(node, "serve",
                      {"listen", "public_url", "store", "store_password_file", "work_dir",
                       "api_tokens", "max_concurrent_runs", "shutdown_grace", "trusted_authors",
-                      "repositories", "tls", "on_restart", "bisect", "dashboard"}));
+                      "repositories", "tls", "on_restart", "bisect", "dashboard", "idle", "busy"}));
   if (!node || node.IsNull()) return {};
   if (auto listen = node["listen"]; listen && !listen.IsNull()) {
     KILN_TRY(auto text, reader.scalar(listen, "serve.listen"));
@@ -216,6 +248,19 @@ Status read_serve(const Reader& reader, const YAML::Node& node, ServeConfig& ser
   }
   if (auto bisect = node["bisect"]; bisect && !bisect.IsNull()) {
     KILN_TRY_VOID(read_serve_bisect(reader, bisect, serve.bisect));
+  }
+  if (auto idle = node["idle"]; idle && !idle.IsNull()) {
+    ServeIdle read;
+    KILN_TRY(read.hook, read_hook(reader, idle, "serve.idle", &read.after));
+    serve.idle = std::move(read);
+  }
+  if (auto busy = node["busy"]; busy && !busy.IsNull()) {
+    KILN_TRY(serve.busy, read_hook(reader, busy, "serve.busy", nullptr));
+    // It runs only when work ends an idle spell: without idle it would never run.
+    if (!serve.idle)
+      return reader.error(busy,
+                          "serve.busy: needs serve.idle (it runs when work arrives after "
+                          "the idle command ran)");
   }
   if (auto dashboard = node["dashboard"]; dashboard && !dashboard.IsNull()) {
     KILN_TRY(auto text, reader.scalar(dashboard, "serve.dashboard"));

@@ -144,9 +144,16 @@ std::string local_ref(const std::string& ref) {
 }  // namespace
 
 RunQueue::RunQueue(QueueSettings settings, store::Store& store)
-    : settings_(std::move(settings)), store_(store) {}
+    : settings_(std::move(settings)),
+      store_(store),
+      hooks_(settings_.serve.idle, settings_.serve.busy, settings_.config_dir,
+             [this]() EXCLUDES(mutex_) {
+               MutexLock lock(mutex_);
+               return !queue_.empty() || !active_.empty();
+             }) {}
 
 RunQueue::~RunQueue() {
+  hooks_.stop();
   {
     MutexLock lock(mutex_);
     stopping_ = true;
@@ -235,6 +242,7 @@ Status RunQueue::start() {
   for (int i = 0; i < settings_.serve.max_concurrent_runs; ++i)
     workers_.emplace_back([this] { work(); });
   keep_alive_ = std::thread([this] { keep_alive(); });
+  hooks_.start();
   return {};
 }
 
@@ -330,6 +338,7 @@ void RunQueue::stop_taking() {
     taking_ = false;
   }
   changed_.notify_all();
+  hooks_.stop();
 }
 
 bool RunQueue::wait_idle(std::chrono::steady_clock::time_point deadline) {
@@ -367,11 +376,14 @@ void RunQueue::work() {
       queue_.pop_front();
       if (cancelled_before_start_.erase(trigger_id)) continue;
       active_[trigger_id] = {std::make_shared<std::atomic<bool>>(false), {}};
+      hooks_.touch();  // with the change the idle watcher sees (idle_hooks.h)
     }
+    hooks_.before_work();  // serve.busy, when this ends an idle spell
     execute(trigger_id);
     {
       MutexLock lock(mutex_);
       active_.erase(trigger_id);
+      hooks_.touch();
     }
     changed_.notify_all();
   }

@@ -22,6 +22,7 @@
 #include "kiln/core/thread_annotations.h"
 #include "kiln/engine/engine.h"
 #include "kiln/engine/schedule/concurrency_registry.h"
+#include "kiln/server/idle_hooks.h"
 #include "kiln/store/store.h"
 
 namespace kiln::server {
@@ -36,6 +37,8 @@ struct QueueSettings {
   // Concurrency groups shared by every run of the server, so that a group holds across
   // triggers (engine/schedule/concurrency_registry.h).
   std::shared_ptr<engine::ConcurrencyRegistry> concurrency;
+  // Where serve.idle's and serve.busy's commands run: kiln.yml's folder.
+  std::filesystem::path config_dir;
 };
 
 class RunQueue {
@@ -65,7 +68,8 @@ class RunQueue {
   Status cancel_trigger(std::int64_t trigger_id) EXCLUDES(mutex_);
   // Cancels the run (engine run id) if a worker of this server runs it; false otherwise.
   bool cancel_run(std::int64_t run_id) EXCLUDES(mutex_);
-  // Stops taking new triggers (queued ones stay queued in the store for the next start).
+  // Stops taking new triggers (queued ones stay queued in the store for the next start), and
+  // the idle hook's watcher.
   void stop_taking() EXCLUDES(mutex_);
   // Waits until no trigger runs or the deadline passes; true when none runs.
   bool wait_idle(std::chrono::steady_clock::time_point deadline) EXCLUDES(mutex_);
@@ -108,6 +112,8 @@ class RunQueue {
   std::vector<std::thread> workers_;  // start() and the destructor only
   std::thread keep_alive_;            // start() and the destructor only
   Mutex git_mutex_;                   // one fetch at a time into the server-side clones
+  // serve.idle and serve.busy; last, so that its watcher (which asks has_work()) stops first.
+  IdleHooks hooks_;
 };
 
 }  // namespace kiln::server

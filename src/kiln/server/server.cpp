@@ -533,6 +533,7 @@ Status serve(const ServeOptions& options, const std::atomic<bool>& stop) {
   settings.work_dir = serve_config.work_dir.value_or(base / "kiln-work");
   settings.public_url = serve_config.public_url;
   settings.concurrency = std::make_shared<engine::ConcurrencyRegistry>();
+  settings.config_dir = base;
   for (const auto& repository : serve_config.repositories)
     if (repository.checks) KILN_TRY_VOID(check_checks_config(*repository.checks));
   KILN_TRY(auto http, make_http_server(serve_config));
