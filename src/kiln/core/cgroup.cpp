@@ -131,11 +131,18 @@ Status enable_v2_controllers(const fs::path& parent, const fs::path& mount) {
                 "cannot make the job's cgroup: the root cgroup does not pass memory, pids and cpu "
                 "down ({})",
                 enabled.empty() ? "none" : enabled);
+  // kiln's cgroup is delegated to it (a systemd service with Delegate=yes): every process in
+  // it (kiln, its watchdog) moves into the leaf, as the kernel's rule asks.
   fs::path leaf = parent / "kiln-server";
   std::error_code ec;
   fs::create_directory(leaf, ec);
   KILN_TRY_VOID(write_text(leaf / "cgroup.procs", std::to_string(::getpid())));
-  KILN_TRY_VOID(write_text(parent / "cgroup.subtree_control", wanted));
+  for (pid_t pid : procs_of(parent)) std::ofstream(leaf / "cgroup.procs") << pid;
+  if (auto enabled_now = write_text(parent / "cgroup.subtree_control", wanted); !enabled_now)
+    return fail(ErrorCode::io_error,
+                "{} (processes that are not kiln's are in {}: run kiln in a cgroup of its own, "
+                "such as a systemd service with Delegate=yes)",
+                enabled_now.error().message, parent.string());
   return {};
 }
 
