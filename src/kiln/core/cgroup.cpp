@@ -82,12 +82,6 @@ fs::path below(const fs::path& mount, const std::string& path) {
   return relative.empty() ? mount.lexically_normal() : (mount / relative).lexically_normal();
 }
 
-std::string describe_pid(pid_t pid) {
-  std::string name = read_text(fmt::format("/proc/{}/comm", pid));
-  while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
-  return fmt::format("pid {} ({})", pid, name.empty() ? "?" : name);
-}
-
 std::vector<pid_t> procs_of(const fs::path& dir) {
   std::vector<pid_t> pids;
   std::istringstream in(read_text(dir / "cgroup.procs"));
@@ -320,7 +314,7 @@ std::vector<std::string> JobCgroup::kill_all(std::chrono::milliseconds patience)
     if (pids.empty()) break;
     for (pid_t pid : pids) ::kill(pid, SIGSTOP);  // none forks while the rest dies
     for (pid_t pid : pids) {
-      std::string description = describe_pid(pid);
+      std::string description = fmt::format("pid {} ({})", pid, process_name(pid));
       if (::kill(pid, SIGKILL) == 0 && reported.insert(pid).second)
         killed.push_back(std::move(description));
     }

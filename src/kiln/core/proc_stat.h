@@ -1,7 +1,7 @@
 #pragma once
 // One process's /proc/PID/stat, the fields Kiln reads: its state, parent, process group and
-// start time. Header-only and libc-only, so that the static step holder (exec/holder) can use it
-// as well as the store (process identity) and the step subreaper.
+// start time; and its name (/proc/PID/comm). Header-only and libc-only, so that the static step
+// holder (exec/holder) can use it as well as the store (process identity) and the step subreaper.
 
 #include <fcntl.h>
 #include <sys/types.h>
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <string>
 
 namespace kiln::core {
 
@@ -47,6 +48,20 @@ inline std::optional<ProcStat> read_proc_stat(pid_t pid) {
 inline bool same_process(pid_t pid, unsigned long long start) {
   auto stat = read_proc_stat(pid);
   return stat && stat->start == start && stat->state != 'Z';
+}
+
+// The process's name (/proc/PID/comm, as `ps` shows it), "?" when it cannot be read.
+inline std::string process_name(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/comm", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "?";
+  char buffer[64];
+  ssize_t n = ::read(fd, buffer, sizeof buffer);
+  ::close(fd);
+  std::string name = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+  return name.empty() ? "?" : name;
 }
 
 }  // namespace kiln::core

@@ -20,8 +20,12 @@
 
 #include <fmt/format.h>
 
+#include "kiln/core/proc_stat.h"
+
 namespace kiln::exec {
 namespace {
+
+using core::process_name;
 
 // With read(2), not a stream: a process that exits while its file is read makes read() fail
 // with ESRCH, which libstdc++'s filebuf turns into an exception (seen with container processes,
@@ -39,12 +43,6 @@ std::string read_proc_file(pid_t pid, const char* name) {
   }
   ::close(fd);
   return text;
-}
-
-std::string process_name(pid_t pid) {
-  auto comm = read_proc_file(pid, "comm");
-  while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\r')) comm.pop_back();
-  return comm.empty() ? std::string("?") : comm;
 }
 
 // The process group from /proc/PID/stat (field 5, after the parenthesised name).

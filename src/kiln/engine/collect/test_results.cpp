@@ -1,7 +1,7 @@
 #include "kiln/engine/collect/test_results.h"
 
 #include <algorithm>
-#include <cctype>
+#include <charconv>
 #include <fstream>
 #include <set>
 
@@ -40,28 +40,22 @@ TestFailure failure_of(const report::JunitCase& c, const std::filesystem::path& 
   // A path the XML gives relative is relative to where the tests ran: the workspace, mostly.
   if (!c.source_file.empty()) {
     std::filesystem::path source = c.source_file;
-    if (source.is_absolute()) {
-      auto relative = source.lexically_normal().lexically_relative(workspace.lexically_normal());
-      if (!relative.empty() && *relative.begin() != "..") failure.file = relative.generic_string();
-    } else if (auto normal = source.lexically_normal();
-               !normal.empty() && *normal.begin() != "..") {
-      failure.file = normal.generic_string();
-    }
+    if (source.is_relative()) source = workspace / source;
+    auto relative = source.lexically_normal().lexically_relative(workspace.lexically_normal());
+    if (!relative.empty() && *relative.begin() != "..") failure.file = relative.generic_string();
   }
   if (failure.file.empty()) return failure;
   failure.line = c.source_line > 0 ? c.source_line : 1;
   // gtest's message starts with the failing assertion's place, "math_test.cc:9": a better line
   // than the test's first.
-  std::string prefix = std::filesystem::path(c.source_file).filename().string() + ":";
-  if (auto at = failure.message.find(prefix);
-      at != std::string::npos && (at == 0 || failure.message[at - 1] == '/')) {
-    std::size_t digits = at + prefix.size(), end = digits;
-    while (end < failure.message.size() && end - digits < 9 &&
-           std::isdigit(static_cast<unsigned char>(failure.message[end])))
-      ++end;
-    if (end > digits && (end == failure.message.size() ||
-                         !std::isdigit(static_cast<unsigned char>(failure.message[end]))))
-      failure.line = std::stoi(failure.message.substr(digits, end - digits));
+  const std::string prefix = std::filesystem::path(c.source_file).filename().string() + ":";
+  const std::string& message = failure.message;
+  if (auto at = message.find(prefix);
+      at != std::string::npos && (at == 0 || message[at - 1] == '/')) {
+    int line = 0;
+    const char* digits = message.data() + at + prefix.size();
+    auto [end, error] = std::from_chars(digits, message.data() + message.size(), line);
+    if (error == std::errc() && line > 0) failure.line = line;
   }
   return failure;
 }

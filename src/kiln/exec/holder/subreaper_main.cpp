@@ -78,16 +78,7 @@ fs::path killed_file(const fs::path& lifeline) { return lifeline.string() + ".ki
 
 // "pid 1234 (sleep)", for the job's log.
 std::string describe(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/comm", pid);
-  std::string name = "?";
-  if (std::FILE* file = std::fopen(path, "r")) {
-    char buffer[64] = "";
-    if (std::fgets(buffer, sizeof buffer, file)) name = buffer;
-    std::fclose(file);
-  }
-  while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
-  return "pid " + std::to_string(pid) + " (" + name + ")";
+  return "pid " + std::to_string(pid) + " (" + kiln::core::process_name(pid) + ")";
 }
 
 // Kills every process reparented to this one until none is left: killing one makes its
