@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "kiln/engine/collect/test_results.h"
+#include "kiln/engine/execute/annotation_json.h"
 #include "kiln/engine/execute/job_run.h"
 
 namespace kiln::engine {
@@ -141,15 +142,9 @@ void JobRun::add_annotation(const exec::Annotation& annotation) {
   std::lock_guard lock(log_mutex_);
   if (summary_.annotations.size() >= k_max_job_annotations) return;
   summary_.annotations.push_back(annotation);
-  annotations_.push_back({{"level", exec::to_string(annotation.level)},
-                          {"message", annotation.message},
-                          {"title", annotation.title},
-                          {"file", annotation.file},
-                          {"line", annotation.line},
-                          {"end_line", annotation.end_line},
-                          {"column", annotation.column},
-                          {"end_column", annotation.end_column},
-                          {"step", current_step_ ? nlohmann::json(*current_step_) : nullptr}});
+  auto json = annotation_to_json(annotation);
+  json["step"] = current_step_ ? nlohmann::json(*current_step_) : nullptr;
+  annotations_.push_back(std::move(json));
 }
 
 void JobRun::log_line(std::string_view kind, std::string_view text, bool held) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/engine/execute/annotation_json.h"
 #include "kiln/workflow/loader.h"
 
 namespace kiln::engine {
@@ -267,15 +268,7 @@ json outcome_to_json(const JobSummary& summary) {
                {"exit_code", summary.failure->exit_code},
                {"last_lines", summary.failure->last_lines}};
   json annotations = json::array();
-  for (const auto& a : summary.annotations)
-    annotations.push_back({{"level", static_cast<int>(a.level)},
-                           {"message", a.message},
-                           {"title", a.title},
-                           {"file", a.file},
-                           {"line", a.line},
-                           {"end_line", a.end_line},
-                           {"column", a.column},
-                           {"end_column", a.end_column}});
+  for (const auto& a : summary.annotations) annotations.push_back(annotation_to_json(a));
   json test_failures = json::array();
   for (const auto& t : summary.test_failures)
     test_failures.push_back({{"name", t.name},
@@ -331,15 +324,7 @@ Result<JobSummary> outcome_from_json(const json& j) {
     summary.perf = j.at("perf");
     summary.gpu = j.at("gpu");
     for (const auto& a : j.at("annotations"))
-      summary.annotations.push_back(
-          {.level = static_cast<exec::AnnotationLevel>(a.at("level").get<int>()),
-           .message = a.at("message"),
-           .title = a.at("title"),
-           .file = a.at("file"),
-           .line = a.at("line"),
-           .end_line = a.at("end_line"),
-           .column = a.at("column"),
-           .end_column = a.at("end_column")});
+      summary.annotations.push_back(annotation_from_json(a));
     summary.step_summary = j.at("step_summary");
     summary.tests = j.value("tests", json());
     for (const auto& t : j.value("test_failures", json::array()))
